@@ -1,0 +1,34 @@
+"""Backend information for networkx's dispatcher.
+
+networkx calls :func:`get_info` at the end of its own import, so this module
+must stay light: no numpy-heavy or numba imports here.
+"""
+
+
+def get_info():
+    from nx_gpumatch.config import GpumatchConfig
+
+    return {
+        "backend_name": "gpumatch",
+        "project": "nx-gpumatch",
+        "package": "nx_gpumatch",
+        "url": "https://github.com/nx-gpumatch/nx-gpumatch",
+        "short_summary": "Matching and clustering on large graphs with Numba (CPU) and CUDA (GPU).",
+        "default_config": GpumatchConfig(),
+        "functions": {
+            "max_weight_matching": {
+                "additional_docs": (
+                    "Exact unless an approximate ``algorithm`` is named: "
+                    "'suitor', 'local_max', 'greedy' (all equal the greedy "
+                    "matching) or 'red_blue' (randomized, maximal)."
+                ),
+                "additional_parameters": {
+                    "algorithm : str, optional": "None or 'blossom' (exact), 'suitor', 'local_max', 'greedy', 'red_blue'.",
+                    "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config.",
+                },
+            },
+            "maximal_matching": {
+                "additional_docs": "Greedy matching under the package's edge order (Suitor on the CPU).",
+            },
+        },
+    }

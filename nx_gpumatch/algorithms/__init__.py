@@ -1,0 +1,1 @@
+"""Per-problem front ends: validate, convert, pick the engine, convert back."""

@@ -1,0 +1,102 @@
+"""Atomic operations on array elements for Numba kernels.
+
+Numba has no CPU atomics, so these emit LLVM ``cmpxchg`` / ``atomicrmw`` / atomic
+loads directly. All are sequentially consistent. In a spin loop, use the value a
+CAS returns instead of re-reading the array: a plain read may be hoisted out of
+the loop by the optimizer and the loop then never sees the other thread's write.
+"""
+
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+__all__ = ["cas", "atomic_add", "atomic_max", "atomic_min", "atomic_load", "atomic_store"]
+
+
+def _item_pointer(context, builder, arrty, arr, idxty, idx):
+    ary = context.make_array(arrty)(context, builder, arr)
+    idx = context.cast(builder, idx, idxty, types.intp)
+    return cgutils.get_item_pointer(context, builder, arrty, ary, [idx], wraparound=False)
+
+
+def _check(arr, idx):
+    if not isinstance(arr, types.Array) or arr.ndim != 1:
+        raise TypeError("atomic ops need a 1-D array")
+    if not isinstance(arr.dtype, types.Integer):
+        raise TypeError("atomic ops support integer arrays only")
+    if not isinstance(idx, types.Integer):
+        raise TypeError("atomic ops need an integer index")
+
+
+@intrinsic
+def cas(typingctx, arr, idx, expected, desired):
+    """Compare-and-swap arr[idx]: if it equals expected, store desired.
+    Returns the value arr[idx] held before (== expected iff the swap happened)."""
+    _check(arr, idx)
+    dt = arr.dtype
+
+    def codegen(context, builder, sig, args):
+        a, i, exp, des = args
+        ptr = _item_pointer(context, builder, sig.args[0], a, sig.args[1], i)
+        exp = context.cast(builder, exp, sig.args[2], dt)
+        des = context.cast(builder, des, sig.args[3], dt)
+        pair = builder.cmpxchg(ptr, exp, des, "seq_cst", "seq_cst")
+        return builder.extract_value(pair, 0)
+
+    return dt(arr, idx, expected, desired), codegen
+
+
+def _rmw(op_signed, op_unsigned):
+    @intrinsic
+    def rmw(typingctx, arr, idx, val):
+        _check(arr, idx)
+        dt = arr.dtype
+        op = op_signed if dt.signed else op_unsigned
+
+        def codegen(context, builder, sig, args):
+            a, i, v = args
+            ptr = _item_pointer(context, builder, sig.args[0], a, sig.args[1], i)
+            v = context.cast(builder, v, sig.args[2], dt)
+            return builder.atomic_rmw(op, ptr, v, "seq_cst")
+
+        return dt(arr, idx, val), codegen
+
+    return rmw
+
+
+atomic_add = _rmw("add", "add")
+atomic_add.__doc__ = "arr[idx] += val atomically; returns the old value."
+atomic_max = _rmw("max", "umax")
+atomic_max.__doc__ = "arr[idx] = max(arr[idx], val) atomically; returns the old value."
+atomic_min = _rmw("min", "umin")
+atomic_min.__doc__ = "arr[idx] = min(arr[idx], val) atomically; returns the old value."
+
+
+@intrinsic
+def atomic_load(typingctx, arr, idx):
+    """Atomic (acquire) read of arr[idx]; never hoisted out of a loop."""
+    _check(arr, idx)
+    dt = arr.dtype
+
+    def codegen(context, builder, sig, args):
+        a, i = args
+        ptr = _item_pointer(context, builder, sig.args[0], a, sig.args[1], i)
+        return builder.load_atomic(ptr, "acquire", context.get_abi_sizeof(context.get_value_type(dt)))
+
+    return dt(arr, idx), codegen
+
+
+@intrinsic
+def atomic_store(typingctx, arr, idx, val):
+    """Atomic (release) write of arr[idx] = val."""
+    _check(arr, idx)
+    dt = arr.dtype
+
+    def codegen(context, builder, sig, args):
+        a, i, v = args
+        ptr = _item_pointer(context, builder, sig.args[0], a, sig.args[1], i)
+        v = context.cast(builder, v, sig.args[2], dt)
+        builder.store_atomic(v, ptr, "release", context.get_abi_sizeof(context.get_value_type(dt)))
+        return context.get_dummy_value()
+
+    return types.none(arr, idx, val), codegen
