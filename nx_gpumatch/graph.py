@@ -283,6 +283,27 @@ class Graph:
             self._cache["arc_rank"] = gather_int32(self.edge_rank(), self.arc_edge)
         return self._cache["arc_rank"]
 
+    def unweighted(self):
+        """This graph with every weight 1, sharing the structure arrays.
+
+        networkx may hand a cached weighted conversion to a function that ignores
+        weights, so such functions ask for this view.
+        """
+        if not self._cache.get("is_unit"):
+            self._cache["is_unit"] = "yes" if bool((self.edge_weight == 1).all()) else "no"
+        if self._cache["is_unit"] == "yes":
+            return self
+        if "unweighted" not in self._cache:
+            g = object.__new__(Graph)
+            g.__dict__.update(self.__dict__)
+            g.edge_weight = np.ones(self.num_edges)
+            g.weight_attr = None
+            g._cache = {"is_unit": "yes"}
+            if "label_array" in self._cache:
+                g._cache["label_array"] = self._cache["label_array"]
+            self._cache["unweighted"] = g
+        return self._cache["unweighted"]
+
     # --------------------------------------------------------------- export
     def to_networkx(self):
         import networkx as nx

@@ -1,15 +1,19 @@
 """networkx dispatch interface of the ``gpumatch`` backend.
 
 networkx converts graph arguments with :meth:`BackendInterface.convert_from_nx`
-(caching the :class:`Graph` in ``G.__networkx_cache__``), calls the method of the
-same name here, and in its test mode passes results through
-:meth:`convert_to_nx`. Results are plain Python objects already.
+(caching the :class:`Graph` in ``G.__networkx_cache__``), then calls the method
+of the same name here. Each ``algorithms/<problem>.py`` lists the networkx
+functions it implements in its ``DISPATCH`` dict; they become methods below.
+In networkx's test mode results pass through :meth:`convert_to_nx`; they are
+plain Python objects already.
 """
 
-import networkx as nx
+import importlib
 
-from nx_gpumatch.algorithms import matching as _matching
 from nx_gpumatch.graph import Graph
+
+# Modules under nx_gpumatch.algorithms whose DISPATCH dicts are registered.
+_PROBLEMS = ("matching",)
 
 
 class BackendInterface:
@@ -48,35 +52,16 @@ class BackendInterface:
 
     @staticmethod
     def on_start_tests(items):
-        """Mark networkx tests that cannot pass here, each with its reason."""
+        """Mark networkx tests that cannot pass here, each with its written reason."""
+        for problem in _PROBLEMS:
+            mod = importlib.import_module(f"nx_gpumatch.algorithms.{problem}")
+            hook = getattr(mod, "on_start_tests", None)
+            if hook is not None:
+                hook(items)
 
 
-def _result(graph, mate):
-    return _matching.matching_result(graph, "networkx", mate)
-
-
-def max_weight_matching(G, maxcardinality=False, weight="weight", *, algorithm=None, device=None, seed=None, select="weighted"):
-    mate = _matching.mate_array(G, algorithm, maxcardinality=maxcardinality, device=device, seed=seed, select=select)
-    return _result(G, mate)
-
-
-def maximal_matching(G):
-    return _result(G, _matching.mate_array(_unit(G), "suitor"))
-
-
-def _unit(G):
-    """The same graph with every weight 1 (maximal matching ignores weights)."""
-    import numpy as np
-
-    if (G.edge_weight == 1).all():
-        return G
-    u = G._cache.get("unit")
-    if u is None:
-        u = Graph(G.num_nodes, G.edge_src, G.edge_dst, np.ones(G.num_edges), G.nodes)
-        G._cache["unit"] = u
-    return u
-
-
-for _f in (max_weight_matching, maximal_matching):
-    setattr(BackendInterface, _f.__name__, staticmethod(_f))
-del _f
+for _problem in _PROBLEMS:
+    _mod = importlib.import_module(f"nx_gpumatch.algorithms.{_problem}")
+    for _name, _func in _mod.DISPATCH.items():
+        setattr(BackendInterface, _name, staticmethod(_func))
+del _problem, _mod, _name, _func

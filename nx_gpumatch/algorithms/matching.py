@@ -126,7 +126,7 @@ def maximal_matching(G, *, device=None, threads=None):
     """A maximal matching: the greedy matching with all edges weighing 1, i.e. edges
     taken in (min id, max id) order."""
     graph, kind = to_graph(G, weight=None)
-    mate = mate_array(graph, "suitor", device=device, threads=threads)
+    mate = mate_array(graph.unweighted(), "suitor", device=device, threads=threads)
     return matching_result(graph, kind, mate, weight=None)
 
 
@@ -192,3 +192,23 @@ def _as_mate(graph, kind, result, source, target):
         mate[i] = j
         mate[j] = i
     return mate
+
+
+# ------------------------------------------------------- networkx dispatch
+# These receive the Graph networkx converted (weights already taken from the
+# ``weight`` attribute) and return networkx's result types.
+
+
+def _nx_max_weight_matching(G, maxcardinality=False, weight="weight", *, algorithm=None, device=None, seed=None, select="weighted"):
+    mate = mate_array(G, algorithm, maxcardinality=maxcardinality, device=device, seed=seed, select=select)
+    return matching_result(G, "networkx", mate)
+
+
+def _nx_maximal_matching(G):
+    return matching_result(G, "networkx", mate_array(G.unweighted(), "suitor"))
+
+
+DISPATCH = {
+    "max_weight_matching": _nx_max_weight_matching,
+    "maximal_matching": _nx_maximal_matching,
+}

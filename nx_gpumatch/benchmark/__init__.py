@@ -1,0 +1,25 @@
+"""Benchmarks that print ratios against the anchors named in DESIGN.md.
+
+Run ``python -m nx_gpumatch.benchmark <problem> [options]``; each problem is a
+module here with a ``main(argv)``. Timings are medians of repeated runs, and every
+ratio compares runs made in the same process on the same machine.
+"""
+
+import statistics
+import time
+
+PROBLEMS = ("matching",)
+
+
+def median_time(fn, repeat=5, warmup=1):
+    """Median wall time of fn() over ``repeat`` runs (after ``warmup`` untimed ones),
+    and the last result."""
+    out = None
+    for _ in range(warmup):
+        out = fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out

@@ -1,0 +1,16 @@
+import importlib
+import sys
+
+from nx_gpumatch.benchmark import PROBLEMS
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] not in PROBLEMS:
+        print(f"usage: python -m nx_gpumatch.benchmark {{{','.join(PROBLEMS)}}} [options]")
+        return 2
+    return importlib.import_module(f"nx_gpumatch.benchmark.{argv[0]}").main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""Graph generators for tests and benchmarks (nothing is downloaded).
+
+All return :class:`nx_gpumatch.Graph`; ``.to_networkx()`` gives the networkx graph.
+"""
+
+import numpy as np
+
+from nx_gpumatch.graph import Graph
+
+__all__ = ["random_graph", "rmat", "random_geometric", "delaunay", "RMAT_PARAMS"]
+
+# (a, b, c, d) quadrant probabilities used for b-matching experiments (seed 004).
+RMAT_PARAMS = {
+    "g500": (0.57, 0.19, 0.19, 0.05),
+    "ssca": (0.6, 0.4 / 3, 0.4 / 3, 0.4 / 3),
+    "er": (0.25, 0.25, 0.25, 0.25),
+}
+
+
+def random_graph(n, m, seed=0, weights="uniform"):
+    """The benchmark graph: m endpoint pairs drawn uniformly from n vertices with
+    ``default_rng(seed)``; self-loops and repeated pairs dropped; weights uniform
+    in [0, 1) (``weights="integer"``: uniform integers 1..100; None: all 1)."""
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, n, m, dtype=np.int64)
+    dst = rng.integers(0, n, m, dtype=np.int64)
+    w = _weights(rng, m, weights)
+    return Graph.from_arrays(src, dst, w, num_nodes=n, duplicates="max" if weights is None else "last")
+
+
+def rmat(scale, edge_factor=8, kind="g500", seed=0, weights="uniform"):
+    """R-MAT graph with 2**scale vertices and edge_factor * 2**scale drawn edges.
+
+    kind is "g500", "ssca", "er" or an (a, b, c, d) tuple. Vertex ids are
+    permuted so that high-degree vertices are not all at small ids.
+    """
+    a, b, c, d = RMAT_PARAMS[kind] if isinstance(kind, str) else kind
+    if abs(a + b + c + d - 1) > 1e-9:
+        raise ValueError("R-MAT probabilities must sum to 1")
+    rng = np.random.default_rng(seed)
+    n = 1 << scale
+    m = edge_factor * n
+    src = np.zeros(m, np.int64)
+    dst = np.zeros(m, np.int64)
+    for bit in range(scale):
+        r = rng.random(m)
+        right = (r >= a) & (r < a + b) | (r >= a + b + c)  # quadrants b and d
+        down = r >= a + b  # quadrants c and d
+        src |= down.astype(np.int64) << bit
+        dst |= right.astype(np.int64) << bit
+    perm = rng.permutation(n)
+    return Graph.from_arrays(perm[src], perm[dst], _weights(rng, m, weights), num_nodes=n)
+
+
+def random_geometric(n, radius=None, seed=0, weights="distance"):
+    """Random geometric graph in the unit square: points closer than ``radius``
+    are joined (default 0.55*sqrt(ln n / n), nearly connected, seed 003).
+    Weights: Euclidean distance, or "uniform" random."""
+    from scipy.spatial import cKDTree
+
+    rng = np.random.default_rng(seed)
+    pts = rng.random((n, 2))
+    if radius is None:
+        radius = 0.55 * np.sqrt(np.log(max(n, 2)) / max(n, 1))
+    pairs = cKDTree(pts).query_pairs(radius, output_type="ndarray")
+    src, dst = pairs[:, 0], pairs[:, 1]
+    if weights == "distance":
+        w = np.linalg.norm(pts[src] - pts[dst], axis=1)
+    else:
+        w = _weights(rng, len(src), weights)
+    return Graph.from_arrays(src, dst, w, num_nodes=n)
+
+
+def delaunay(n, seed=0, weights="distance"):
+    """Delaunay triangulation of n random points in the unit square; weights are
+    Euclidean distances (seed 003) or "uniform" random."""
+    from scipy.spatial import Delaunay
+
+    rng = np.random.default_rng(seed)
+    pts = rng.random((n, 2))
+    tri = Delaunay(pts).simplices
+    src = np.concatenate([tri[:, 0], tri[:, 1], tri[:, 2]])
+    dst = np.concatenate([tri[:, 1], tri[:, 2], tri[:, 0]])
+    if weights == "distance":
+        w = np.linalg.norm(pts[src] - pts[dst], axis=1)
+    else:
+        w = _weights(rng, len(src), weights)
+    return Graph.from_arrays(src, dst, w, num_nodes=n, duplicates="max")
+
+
+def _weights(rng, m, kind):
+    if kind is None:
+        return None
+    if kind == "uniform":
+        return rng.random(m)
+    if kind == "integer":
+        return rng.integers(1, 101, m).astype(np.float64)
+    raise ValueError(f"unknown weights {kind!r}")
