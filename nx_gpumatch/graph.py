@@ -58,7 +58,7 @@ class Graph:
 
     __networkx_backend__ = "gpumatch"
 
-    def __init__(self, num_nodes, edge_src, edge_dst, edge_weight, nodes=None, *, weight_attr="weight"):
+    def __init__(self, num_nodes, edge_src, edge_dst, edge_weight, nodes=None, *, weight_attr="weight", loop_weight=None):
         # Internal: edges must already be unique, canonical (src < dst) and sorted.
         from nx_gpumatch.cpu.csr import build_csr
 
@@ -70,6 +70,9 @@ class Graph:
         self.edge_weight = edge_weight
         self.nodes = nodes
         self.weight_attr = weight_attr
+        # Self-loops are not arcs (no matching can use one) but clustering counts
+        # them, so their weights are kept per vertex.
+        self.loop_weight = np.zeros(self.num_nodes) if loop_weight is None else loop_weight
         self.indptr, self.indices, self.arc_edge = build_csr(self.num_nodes, edge_src, edge_dst)
         self._cache = {}
         self.graph = {}  # networkx reads graph attributes from dispatched graphs
@@ -79,7 +82,8 @@ class Graph:
     def from_arrays(cls, src, dst, weights=None, num_nodes=None, nodes=None, *, duplicates="last"):
         """Graph from parallel arrays of edge endpoints (ids 0..num_nodes-1).
 
-        Self-loops are dropped (no matching can use them). Repeated undirected
+        Self-loops are kept apart in ``loop_weight`` (no matching can use them;
+        clustering counts them). Repeated undirected
         pairs keep the last weight, as building a networkx Graph from the same
         edge list does (``duplicates="max"`` keeps the heaviest instead).
         """
@@ -105,6 +109,15 @@ class Graph:
         lo = np.minimum(src, dst)
         hi = np.maximum(src, dst)
         keep = lo != hi
+        loop_weight = np.zeros(n)
+        if not keep.all():
+            loops = np.flatnonzero(~keep)
+            if duplicates == "last":
+                loop_weight[lo[loops]] = w[loops]  # fancy assignment keeps the last write
+            else:
+                loop_weight[:] = -np.inf
+                np.maximum.at(loop_weight, lo[loops], w[loops])
+                loop_weight[np.isneginf(loop_weight)] = 0.0
         lo, hi, w = lo[keep], hi[keep], w[keep]
         key = lo * n + hi
         if duplicates == "last":
@@ -121,7 +134,7 @@ class Graph:
             raise ValueError("duplicates must be 'last' or 'max'")
         esrc = (ukey // n).astype(np.int32) if n else ukey.astype(np.int32)
         edst = (ukey % n).astype(np.int32) if n else ukey.astype(np.int32)
-        return cls(n, esrc, edst, np.ascontiguousarray(w, np.float64), nodes)
+        return cls(n, esrc, edst, np.ascontiguousarray(w, np.float64), nodes, loop_weight=loop_weight)
 
     @classmethod
     def from_networkx(cls, G, weight="weight", default=1):

@@ -44,7 +44,10 @@ class BackendInterface:
 
     @staticmethod
     def can_run(name, args, kwargs):
-        return True
+        """A module may refuse inputs it cannot handle (networkx then falls back)
+        with ``can_run(name, args, kwargs)`` returning a reason string."""
+        check = _CAN_RUN.get(name)
+        return True if check is None else check(name, args, kwargs)
 
     @staticmethod
     def should_run(name, args, kwargs):
@@ -60,8 +63,11 @@ class BackendInterface:
                 hook(items)
 
 
+_CAN_RUN = {}
 for _problem in _PROBLEMS:
     _mod = importlib.import_module(f"nx_gpumatch.algorithms.{_problem}")
     for _name, _func in _mod.DISPATCH.items():
         setattr(BackendInterface, _name, staticmethod(_func))
+        if hasattr(_mod, "can_run"):
+            _CAN_RUN[_name] = _mod.can_run
 del _problem, _mod, _name, _func
