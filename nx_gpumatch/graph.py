@@ -271,9 +271,11 @@ class Graph:
         """Edge ids from best to worst under the package's one edge order:
         heavier first, ties by the smaller (min id, max id) pair."""
         if "order" not in self._cache:
-            # Edges are stored sorted by (src, dst), so a stable sort on -weight
-            # breaks ties exactly as the order demands.
-            self._cache["order"] = np.argsort(-self.edge_weight, kind="stable")
+            from nx_gpumatch.cpu.csr import edge_order
+
+            # Edges are stored sorted by (src, dst), so ordering by -weight with
+            # ties by edge id is exactly the package's edge order.
+            self._cache["order"] = edge_order(self.edge_weight)
         return self._cache["order"]
 
     def edge_rank(self):

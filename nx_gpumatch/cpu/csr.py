@@ -1,7 +1,7 @@
 """Numba helpers that build the CSR arrays of :class:`nx_gpumatch.Graph`."""
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True)
@@ -39,19 +39,99 @@ def build_csr(n, src, dst):
     return indptr, indices, arc_edge
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def inverse_permutation(order, none_from, none_value):
     """rank[order[i]] = i, except ranks >= none_from become none_value."""
     m = order.shape[0]
     rank = np.empty(m, np.int32)
-    for i in range(m):
+    for i in prange(m):
         rank[order[i]] = i if i < none_from else none_value
     return rank
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def gather_int32(values, idx):
     out = np.empty(idx.shape[0], np.int32)
-    for i in range(idx.shape[0]):
+    for i in prange(idx.shape[0]):
         out[i] = values[idx[i]]
     return out
+
+
+def edge_order(weight):
+    """Edge ids best-first: weight descending, ties by edge id (= (src, dst) order).
+
+    Exact for any float64 weights. Sorting plain uint64 values is far faster than
+    an argsort, so each edge becomes one 64-bit key: the top 32 bits of its weight
+    (mapped to an order-preserving unsigned integer, complemented for descending
+    order) above its 32-bit id. That sorts by coarse weight, then id; edges whose
+    weights agree in the top 32 bits but differ below are then put right by
+    :func:`_fix_groups`.
+    """
+    m = weight.shape[0]
+    if m == 0:
+        return np.empty(0, np.int64)
+    w = np.ascontiguousarray(weight, np.float64) + 0.0  # -0.0 becomes 0.0
+    bits = w.view(np.uint64)
+    sign = np.uint64(1) << np.uint64(63)
+    ordered = np.where(bits & sign, ~bits, bits | sign)  # unsigned order == float order
+    keys = ((~ordered) >> np.uint64(32)) << np.uint64(32)
+    keys |= np.arange(m, dtype=np.uint64)
+    keys.sort()
+    return _fix_groups(keys, w)
+
+
+@njit(cache=True, parallel=True)
+def _fix_groups(keys, w):
+    m = keys.shape[0]
+    low = np.uint64(0xFFFFFFFF)
+    order = np.empty(m, np.int64)
+    ws = np.empty(m, np.float64)  # weights in sorted order: the fix-up reads them sequentially
+    for i in prange(m):
+        e = np.int64(keys[i] & low)
+        order[i] = e
+        ws[i] = w[e]
+    # Chunks for the threads, each starting at a group start so no group is split.
+    nchunk = 64
+    starts = np.empty(nchunk + 1, np.int64)
+    for c in range(nchunk + 1):
+        b = min(m, c * ((m + nchunk - 1) // nchunk))
+        while 0 < b < m and (keys[b] >> np.uint64(32)) == (keys[b - 1] >> np.uint64(32)):
+            b += 1
+        starts[c] = b
+    for c in prange(nchunk):
+        _fix_range(keys, order, ws, starts[c], starts[c + 1])
+    return order
+
+
+@njit(cache=True)
+def _fix_range(keys, order, ws, i, end):
+    while i < end:
+        hi = keys[i] >> np.uint64(32)
+        j = i + 1
+        while j < keys.shape[0] and (keys[j] >> np.uint64(32)) == hi:
+            j += 1
+        sorted_ok = True
+        for k in range(i + 1, j):
+            if ws[k] > ws[k - 1]:
+                sorted_ok = False
+                break
+        if not sorted_ok and j - i <= 32:
+            # Ids are ascending here, so a stable sort on -w gives the order:
+            # insertion sort, as groups are small for all but contrived weights.
+            for k in range(i + 1, j):
+                e = order[k]
+                we = ws[k]
+                q = k - 1
+                while q >= i and ws[q] < we:
+                    order[q + 1] = order[q]
+                    ws[q + 1] = ws[q]
+                    q -= 1
+                order[q + 1] = e
+                ws[q + 1] = we
+        elif not sorted_ok:
+            sub = np.argsort(-ws[i:j], kind="mergesort")
+            seg = order[i:j][sub]
+            wseg = ws[i:j][sub]
+            order[i:j] = seg
+            ws[i:j] = wseg
+        i = j

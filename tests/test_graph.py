@@ -1,0 +1,162 @@
+"""The CSR graph layer: constructors, validation, the edge order."""
+
+import io
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nx_gpumatch import Graph
+from nx_gpumatch.cpu.csr import edge_order
+
+
+def _edges(g):
+    labels = g.labels()
+    return {
+        frozenset((labels[u], labels[v])): w
+        for u, v, w in zip(g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_weight.tolist())
+    }
+
+
+def _check_csr(g):
+    n = g.num_nodes
+    assert g.indptr.shape == (n + 1,) and g.indptr[-1] == 2 * g.num_edges
+    for v in range(n):
+        row = g.indices[g.indptr[v] : g.indptr[v + 1]]
+        assert np.all(np.diff(row) > 0), "columns sorted and unique"
+        for p in range(g.indptr[v], g.indptr[v + 1]):
+            e = g.arc_edge[p]
+            assert {int(g.edge_src[e]), int(g.edge_dst[e])} == {v, int(g.indices[p])}
+    assert np.all(g.edge_src < g.edge_dst)
+
+
+def test_from_networkx_labels_weights_default():
+    G = nx.Graph()
+    G.add_edge("a", "b", weight=2.5)
+    G.add_edge("b", "c")  # missing weight -> networkx's default 1
+    G.add_edge("c", "c", weight=7)  # self-loop
+    G.add_node("z")
+    g = Graph.from_networkx(G)
+    assert g.labels() == ["a", "b", "c", "z"]
+    assert _edges(g) == {frozenset("ab"): 2.5, frozenset("bc"): 1.0}
+    assert g.loop_weight.tolist() == [0, 0, 7, 0]
+    _check_csr(g)
+    H = g.to_networkx()
+    assert set(H.nodes) == {"a", "b", "c", "z"} and H["a"]["b"]["weight"] == 2.5
+
+
+@pytest.mark.parametrize(
+    "bad, msg",
+    [(float("nan"), "finite"), (float("inf"), "finite"), ("3", "real numbers"), (None, "real numbers")],
+)
+def test_bad_weights_raise(bad, msg):
+    G = nx.Graph()
+    G.add_edge(0, 1, weight=1.0)
+    G.add_edge(1, 2, weight=bad)
+    with pytest.raises(ValueError, match=msg):
+        Graph.from_networkx(G)
+
+
+def test_directed_and_multigraph_raise():
+    with pytest.raises(nx.NetworkXNotImplemented, match="directed"):
+        Graph.from_networkx(nx.DiGraph([(0, 1)]))
+    with pytest.raises(nx.NetworkXNotImplemented, match="multigraph"):
+        Graph.from_networkx(nx.MultiGraph([(0, 1)]))
+
+
+def test_from_arrays_duplicates_keep_last_like_networkx():
+    src = [0, 1, 2, 1, 3]
+    dst = [1, 0, 2, 2, 3]
+    w = [1.0, 5.0, 9.0, 2.0, 4.0]
+    g = Graph.from_arrays(src, dst, w, num_nodes=5)
+    G = nx.Graph()
+    G.add_nodes_from(range(5))
+    G.add_weighted_edges_from(zip(src, dst, w))
+    assert _edges(g) == {frozenset((u, v)): d["weight"] for u, v, d in G.edges(data=True) if u != v}
+    assert g.loop_weight.tolist() == [0, 0, 9, 4, 0]
+    gmax = Graph.from_arrays([0, 1], [1, 0], [3.0, 1.0], duplicates="max")
+    assert gmax.edge_weight.tolist() == [3.0]
+
+
+def test_from_arrays_validation():
+    with pytest.raises(ValueError, match="lie in"):
+        Graph.from_arrays([0, 5], [1, 2], num_nodes=3)
+    with pytest.raises(ValueError, match="integer"):
+        Graph.from_arrays([0.5], [1.0])
+    with pytest.raises(ValueError, match="equal length"):
+        Graph.from_arrays([0, 1], [1])
+
+
+def test_from_pandas_order_of_first_appearance():
+    df = pd.DataFrame({"s": ["x", "y", "x"], "t": ["y", "z", "w"], "cost": [1.0, 2.0, 3.0]})
+    g = Graph.from_pandas(df, source="s", target="t", weight="cost")
+    ref = nx.from_pandas_edgelist(df, "s", "t", "cost")
+    assert g.labels() == list(ref.nodes)
+    assert _edges(g) == {frozenset((u, v)): d["cost"] for u, v, d in ref.edges(data=True)}
+    with pytest.raises(ValueError, match="column 'weight'"):
+        Graph.from_pandas(df, source="s", target="t")
+
+
+def test_from_scipy_and_mtx_use_abs_and_ignore_diagonal(tmp_path):
+    A = sp.coo_array(np.array([[5.0, -2.0, 0.0], [-2.0, 1.0, 3.0], [0.0, 3.0, 0.0]]))
+    g = Graph.from_scipy(A)
+    assert _edges(g) == {frozenset((0, 1)): -2.0, frozenset((1, 2)): 3.0}
+    path = tmp_path / "a.mtx"
+    scipy.io.mmwrite(str(path), A, symmetry="symmetric")
+    gm = Graph.from_mtx(path)
+    assert _edges(gm) == {frozenset((0, 1)): 2.0, frozenset((1, 2)): 3.0}
+    with pytest.raises(ValueError, match="square"):
+        Graph.from_scipy(sp.coo_array(np.ones((2, 3))))
+
+
+def test_empty_graph():
+    g = Graph.from_arrays(np.array([], np.int64), np.array([], np.int64), num_nodes=4)
+    assert g.num_nodes == 4 and g.num_edges == 0 and g.indptr.tolist() == [0] * 5
+    assert g.edge_rank().shape == (0,)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 12), st.integers(0, 12), st.sampled_from([0.0, -0.0, 1.0, 1.5, 2.0, -1.0, 1e-300, 7.25])),
+        max_size=60,
+    )
+)
+def test_csr_and_edge_order_against_reference(edges):
+    src = [e[0] for e in edges]
+    dst = [e[1] for e in edges]
+    w = [e[2] for e in edges]
+    g = Graph.from_arrays(np.array(src, np.int64), np.array(dst, np.int64), w, num_nodes=13)
+    _check_csr(g)
+    # The edge order: heavier first, ties by (min id, max id).
+    ref = sorted(range(g.num_edges), key=lambda e: (-g.edge_weight[e], g.edge_src[e], g.edge_dst[e]))
+    assert g.edge_order().tolist() == ref
+    rank = g.edge_rank()
+    for e in range(g.num_edges):
+        if g.edge_weight[e] > 0:
+            assert ref[rank[e]] == e
+        else:
+            assert rank[e] == 0x7FFFFFFF
+
+
+def test_edge_order_large_groups_and_extremes():
+    rng = np.random.default_rng(3)
+    for w in (
+        rng.integers(0, 4, 5000).astype(float),  # huge tie groups
+        1 + rng.integers(0, 100, 5000) * 1e-13,  # differ only in low mantissa bits
+        np.array([3e300, -3e300, 5e-324, -5e-324, 0.0, -0.0, 1.0]),
+    ):
+        ref = np.lexsort((np.arange(len(w)), -(w + 0.0)))
+        assert edge_order(w).tolist() == ref.tolist()
+
+
+def test_mtx_text_roundtrip():
+    text = "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 -4.0\n2 3 1.5\n3 3 9\n"
+    A = scipy.io.mmread(io.StringIO(text))
+    g = Graph.from_scipy(A, absolute=True)
+    assert _edges(g) == {frozenset((0, 1)): 4.0, frozenset((1, 2)): 1.5}
