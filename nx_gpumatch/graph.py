@@ -73,7 +73,8 @@ class Graph:
         # Self-loops are not arcs (no matching can use one) but clustering counts
         # them, so their weights are kept per vertex.
         self.loop_weight = np.zeros(self.num_nodes) if loop_weight is None else loop_weight
-        self.indptr, self.indices, self.arc_edge = build_csr(self.num_nodes, edge_src, edge_dst)
+        # weights: the weight of each arc, so kernels scanning a row read it in place.
+        self.indptr, self.indices, self.arc_edge, self.weights = build_csr(self.num_nodes, edge_src, edge_dst, edge_weight)
         self._cache = {}
         self.graph = {}  # networkx reads graph attributes from dispatched graphs
 
@@ -253,13 +254,6 @@ class Graph:
     def __repr__(self):
         return f"<nx_gpumatch.Graph n={self.num_nodes} m={self.num_edges}>"
 
-    @property
-    def weights(self):
-        """Weight of each arc (CSR order)."""
-        if "arc_weight" not in self._cache:
-            self._cache["arc_weight"] = self.edge_weight[self.arc_edge]
-        return self._cache["arc_weight"]
-
     def label(self, i):
         return i if self.nodes is None else self.nodes[i]
 
@@ -312,6 +306,7 @@ class Graph:
             g = object.__new__(Graph)
             g.__dict__.update(self.__dict__)
             g.edge_weight = np.ones(self.num_edges)
+            g.weights = np.ones(2 * self.num_edges)
             g.weight_attr = None
             g._cache = {"is_unit": "yes"}
             if "label_array" in self._cache:

@@ -52,12 +52,14 @@ def mate_array(graph, algorithm, *, maxcardinality=False, device=None, seed=None
     n = graph.num_nodes
     with cpu.threads(threads):
         if algorithm == "suitor":
-            return cm.suitor(n, graph.indptr, graph.indices, graph.arc_rank())
+            return cm.suitor(n, graph.indptr, graph.indices, graph.weights)
         usable = int(np.count_nonzero(graph.edge_weight > 0))
         if algorithm == "greedy":
             return cm.greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
         if algorithm == "local_max":
-            return cm.local_max(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
+            if "sorted_adjacency" not in graph._cache:
+                graph._cache["sorted_adjacency"] = cm.sorted_adjacency(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
+            return cm.local_max_rounds(n, *graph._cache["sorted_adjacency"])
         mate, _rounds = cm.red_blue(n, graph.indptr, graph.indices, graph.arc_rank(), _seed_int(seed), select == "weighted")
         return mate
 

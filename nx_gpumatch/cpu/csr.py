@@ -5,10 +5,10 @@ from numba import njit, prange
 
 
 @njit(cache=True)
-def build_csr(n, src, dst):
+def build_csr(n, src, dst, weight):
     """Symmetric CSR from unique undirected edges with src < dst, sorted by (src, dst).
 
-    Returns (indptr, indices, arc_edge). Each row's columns come out sorted: for row r,
+    Returns (indptr, indices, arc_edge, arc_weight). Each row's columns come out sorted: for row r,
     the arcs of edges (lo, r) (columns lo < r, in edge order) are placed before those
     of edges (r, hi) (columns hi > r, in edge order), a stable counting sort.
     """
@@ -24,19 +24,22 @@ def build_csr(n, src, dst):
     fill = indptr[:-1].copy()
     indices = np.empty(2 * m, np.int32)
     arc_edge = np.empty(2 * m, np.int32)
+    arc_weight = np.empty(2 * m, np.float64)
     for e in range(m):  # reverse arcs first: columns below the row
         v = dst[e]
         p = fill[v]
         indices[p] = src[e]
         arc_edge[p] = e
+        arc_weight[p] = weight[e]
         fill[v] = p + 1
     for e in range(m):
         u = src[e]
         p = fill[u]
         indices[p] = dst[e]
         arc_edge[p] = e
+        arc_weight[p] = weight[e]
         fill[u] = p + 1
-    return indptr, indices, arc_edge
+    return indptr, indices, arc_edge, arc_weight
 
 
 @njit(cache=True, parallel=True)

@@ -1,9 +1,10 @@
 """½-approximate weighted matching on the CPU: Suitor, local max, greedy, red-blue.
 
-Every kernel reads the graph through ``arc_rank``: the rank of each arc's edge
-in the package's one edge order (0 = best, NO_RANK = never usable). Comparing
-ranks instead of weights makes ties impossible, so Suitor, local max and greedy
-all return exactly the greedy matching, whatever the thread count.
+All compare edges in the package's one edge order (heavier first, ties by the
+(min id, max id) pair), either directly or through the edge ranking the Graph
+caches, so ties never leave a choice: Suitor, local max and greedy all return
+exactly the greedy matching, whatever the thread count. Edges of weight <= 0 are
+never used.
 
 Results are ``mate`` arrays: mate[v] is v's partner, -1 if unmatched.
 """
@@ -14,10 +15,6 @@ from numba import njit, prange
 from nx_gpumatch.cpu.atomics import cas
 
 NO_RANK = 0x7FFFFFFF
-# Suitor word of a vertex: (rank of the edge to its suitor) << 32 | suitor id.
-# A smaller word is a better offer; an empty slot has the largest possible word.
-EMPTY = np.int64(0x7FFFFFFF_FFFFFFFF)
-LOW = np.int64(0xFFFFFFFF)
 
 
 # ------------------------------------------------------------------ greedy
@@ -36,49 +33,103 @@ def greedy(n, edge_src, edge_dst, order, num_usable):
 
 
 # ------------------------------------------------------------------ Suitor
+# Suitor word of a vertex v: coarse key of the edge to its suitor s (top 32 bits)
+# above s (low 32 bits). The key is the top half of the weight's order-preserving
+# bit pattern, complemented, so a smaller word is a heavier offer. Equal keys are
+# resolved exactly by looking up w(s, v) in v's row, so no global sort of the
+# edges is needed. A word names its edge exactly, so publishing it with one CAS
+# publishes weight and suitor together.
+EMPTY = np.uint64(0xFFFFFFFF_FFFFFFFF)
+LOW32 = np.uint64(0xFFFFFFFF)
+
+
 @njit(cache=True, inline="always")
-def _best_offer(cur, indptr, indices, arc_rank, word):
-    """Best neighbour of cur whose current suitor cur can beat, and the edge rank."""
-    best_r = NO_RANK
-    best_v = -1
-    for p in range(indptr[cur], indptr[cur + 1]):
-        r = arc_rank[p]
-        if r < best_r:
-            v = indices[p]
-            # Stale reads are safe: a word only ever decreases, so a stale one
-            # can only let cur try and then fail at the CAS below.
-            if (np.int64(r) << 32) < (word[v] & ~LOW):
-                best_r = r
-                best_v = v
-    return best_v, best_r
+def coarse_key(w):
+    """Top 32 bits of the complemented order-preserving pattern of w > 0."""
+    bits = np.array([w]).view(np.uint64)[0]
+    return (~(bits | np.uint64(0x8000000000000000))) >> np.uint64(32)
+
+
+@njit(cache=True, inline="always")
+def pair_less(a, b, c, d):
+    """(min(a, b), max(a, b)) < (min(c, d), max(c, d)) lexicographically."""
+    lo1, hi1 = min(a, b), max(a, b)
+    lo2, hi2 = min(c, d), max(c, d)
+    return lo1 < lo2 or (lo1 == lo2 and hi1 < hi2)
+
+
+@njit(cache=True, inline="always")
+def beats(w1, u1, v1, w2, u2, v2):
+    """Edge (u1, v1) of weight w1 comes before (u2, v2) of weight w2 in the edge order."""
+    return w1 > w2 or (w1 == w2 and pair_less(u1, v1, u2, v2))
 
 
 @njit(cache=True)
-def _suitor_chain(u, indptr, indices, arc_rank, word):
+def arc_weight(indptr, indices, weights, v, s):
+    """w(v, s) by binary search in v's sorted row."""
+    lo = indptr[v]
+    hi = indptr[v + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if indices[mid] < s:
+            lo = mid + 1
+        else:
+            hi = mid
+    return weights[lo]
+
+
+@njit(cache=True, inline="always")
+def _offer_beats(word, key, w, cur, v, indptr, indices, weights):
+    """Does cur's offer (weight w, coarse key) beat the offer held in word at v?"""
+    k2 = word >> np.uint64(32)
+    if key != k2:
+        return key < k2
+    if word == EMPTY:
+        return True
+    s = np.int64(word & LOW32)
+    return beats(w, cur, v, arc_weight(indptr, indices, weights, v, s), s, v)
+
+
+@njit(cache=True)
+def _suitor_chain(u, indptr, indices, weights, word):
     """Find a partner for u; carry on with every vertex displaced on the way."""
     cur = np.int64(u)
     while cur >= 0:
-        v, r = _best_offer(cur, indptr, indices, arc_rank, word)
-        if v < 0:
+        best_v = np.int64(-1)
+        best_w = 0.0
+        best_k = EMPTY
+        for p in range(indptr[cur], indptr[cur + 1]):
+            w = weights[p]
+            if w <= 0.0:
+                continue
+            v = np.int64(indices[p])
+            if best_v >= 0 and not beats(w, cur, v, best_w, cur, best_v):
+                continue
+            key = coarse_key(w)
+            # Stale reads are safe: a word only ever improves, so a stale one can
+            # only let cur try and then lose at the CAS below.
+            if _offer_beats(word[v], key, w, cur, v, indptr, indices, weights):
+                best_v, best_w, best_k = v, w, key
+        if best_v < 0:
             return
-        offer = (np.int64(r) << 32) | cur
-        seen = word[v]
-        while True:
-            if seen <= offer:  # someone better got there first: look again
-                break
-            got = cas(word, v, seen, offer)
+        offer = (best_k << np.uint64(32)) | np.uint64(cur)
+        seen = word[best_v]
+        won = False
+        while _offer_beats(seen, best_k, best_w, cur, best_v, indptr, indices, weights):
+            got = cas(word, best_v, seen, offer)
             if got == seen:
+                won = True
                 break
             seen = got  # use what the CAS saw, never a re-read
-        if seen <= offer:
-            continue
-        cur = -1 if seen == EMPTY else (seen & LOW)
+        if not won:
+            continue  # someone better got there first: look again
+        cur = -1 if seen == EMPTY else np.int64(seen & LOW32)
 
 
 @njit(cache=True, parallel=True)
-def _suitor_run(n, indptr, indices, arc_rank, word):
+def _suitor_run(n, indptr, indices, weights, word):
     for u in prange(n):
-        _suitor_chain(np.int64(u), indptr, indices, arc_rank, word)
+        _suitor_chain(np.int64(u), indptr, indices, weights, word)
 
 
 @njit(cache=True, parallel=True)
@@ -88,18 +139,18 @@ def _mates_from_words(word):
     for v in prange(n):
         w = word[v]
         if w != EMPTY:
-            s = w & LOW
+            s = np.int64(w & LOW32)
             # At the end the suitor relation is symmetric; checking keeps the
             # result a matching even if that invariant were ever broken.
-            if (word[s] & LOW) == v and word[s] != EMPTY:
+            if word[s] != EMPTY and np.int64(word[s] & LOW32) == v:
                 mate[v] = s
     return mate
 
 
-def suitor(n, indptr, indices, arc_rank):
+def suitor(n, indptr, indices, weights):
     """Parallel lock-free Suitor (Manne & Halappanavar): equals the greedy matching."""
-    word = np.full(n, EMPTY, np.int64)
-    _suitor_run(n, indptr, indices, arc_rank, word)
+    word = np.full(n, EMPTY, np.uint64)
+    _suitor_run(n, indptr, indices, weights, word)
     return _mates_from_words(word)
 
 
@@ -131,7 +182,9 @@ def sorted_adjacency(n, edge_src, edge_dst, order, num_usable):
 
 
 @njit(cache=True, parallel=True)
-def _local_max_rounds(n, sptr, snbr):
+def local_max_rounds(n, sptr, snbr):
+    """Round-parallel locally-dominant matching on rows sorted best-first: equals
+    the greedy matching."""
     mate = np.full(n, -1, np.int64)
     head = sptr[:-1].copy()  # next candidate of each row; only moves forward
     cand = np.full(n, -1, np.int64)
@@ -164,12 +217,6 @@ def _local_max_rounds(n, sptr, snbr):
                 j += 1
         k = j
     return mate
-
-
-def local_max(n, edge_src, edge_dst, order, num_usable):
-    """Round-parallel locally-dominant matching: equals the greedy matching."""
-    sptr, snbr = sorted_adjacency(n, edge_src, edge_dst, order, num_usable)
-    return _local_max_rounds(n, sptr, snbr)
 
 
 # ---------------------------------------------------------------- red-blue

@@ -1,0 +1,105 @@
+"""Matching benchmark: the 1M-vertex, 8M-edge random graph against NetworKit.
+
+    python -m nx_gpumatch.benchmark matching [--n N] [--m M] [--repeat R]
+
+Every time is the median of R runs in this process. "warm" runs reuse the edge
+ranking the Graph caches after its first use; "cold" clears it first, so it
+includes ranking the edges.
+"""
+
+import argparse
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from nx_gpumatch.benchmark import median_time
+
+LATENCY_SCRIPT = (
+    "import time; t = time.perf_counter(); import nx_gpumatch as gm; from nx_gpumatch import generators; "
+    "g = generators.random_graph(400, 1000, seed=0); gm.max_weight_matching(g, algorithm='suitor'); "
+    "print(time.perf_counter() - t)"
+)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark matching")
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--m", type=int, default=8_000_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--nx-n", type=int, default=100_000, help="size of the networkx graph for the conversion timing")
+    ap.add_argument("--nx-m", type=int, default=800_000)
+    args = ap.parse_args(argv)
+
+    import networkit as nk
+    import pandas as pd
+
+    import nx_gpumatch as gm
+    from nx_gpumatch import Graph, cpu, generators
+
+    r = args.repeat
+    print(f"random graph n={args.n:,} m={args.m:,} (seed 0), median of {r} runs")
+    g = generators.random_graph(args.n, args.m, seed=0)
+    nkg = nk.GraphFromCoo(
+        (g.edge_weight, (g.edge_src.astype(np.uint64), g.edge_dst.astype(np.uint64))),
+        n=g.num_nodes,
+        weighted=True,
+        directed=False,
+    )
+    print(f"  {g.num_edges:,} distinct edges; NetworKit {nk.__version__} with {nk.getMaxNumberOfThreads()} threads")
+
+    def nk_suitor():
+        m = nk.matching.SuitorMatcher(nkg, sortSuitor=False, checkSortedEdges=False)
+        m.run()
+        return m
+
+    t_nk, m_nk = median_time(nk_suitor, r)
+    rows = [("NetworKit SuitorMatcher(sortSuitor=False)", t_nk, m_nk.getMatching().size(nkg))]
+
+    with cpu.threads(args.threads) as nthreads:
+        def ours(algo):
+            return lambda: gm.max_weight_matching(g, algorithm=algo, seed=1)
+
+        def cold():
+            g._cache.clear()
+            return gm.max_weight_matching(g, algorithm="suitor")
+
+        results = {}
+        for algo in ("suitor", "local_max", "greedy", "red_blue"):
+            t, mate = median_time(ours(algo), r)
+            results[algo] = mate
+            rows.append((f"gpumatch {algo} (warm, {nthreads} threads)", t, int((mate >= 0).sum() // 2)))
+        t, mate = median_time(cold, r)
+        rows.append((f"gpumatch suitor (cold: incl. edge ranking, {nthreads} threads)", t, int((mate >= 0).sum() // 2)))
+        t_rank, _ = median_time(lambda: (g._cache.clear(), g.arc_rank()), r)
+
+    same = all(np.array_equal(results["suitor"], results[a]) for a in ("local_max", "greedy"))
+    nk_weight = m_nk.getMatching().weight(nkg)
+    our_weight = gm.matching_weight(g, results["suitor"])
+    print(f"{'':62s} {'time [s]':>9s} {'vs NetworKit':>13s} {'matched':>9s}")
+    for name, t, size in rows:
+        print(f"  {name:60s} {t:9.4f} {t / t_nk:12.2f}x {size:9,d}")
+    print(f"  edge ranking alone (cached on the Graph after first use)     {t_rank:9.4f} {t_rank / t_nk:12.2f}x")
+    print(f"suitor = local_max = greedy: {same}; weight {our_weight:.6f} vs NetworKit {nk_weight:.6f}")
+
+    # Conversions.
+    df = pd.DataFrame({"source": g.edge_src, "target": g.edge_dst, "weight": g.edge_weight})
+    t_df, _ = median_time(lambda: Graph.from_pandas(df), max(1, r // 2), warmup=0)
+    t_arr, _ = median_time(lambda: Graph.from_arrays(g.edge_src, g.edge_dst, g.edge_weight, num_nodes=g.num_nodes), max(1, r // 2), warmup=0)
+    small = generators.random_graph(args.nx_n, args.nx_m, seed=0)
+    G = small.to_networkx()
+    t_nx, _ = median_time(lambda: Graph.from_networkx(G), 1, warmup=0)
+    print(f"conversion: DataFrame ({g.num_edges:,} edges) {t_df:.3f} s; arrays {t_arr:.3f} s; "
+          f"networkx graph ({small.num_edges:,} edges) {t_nx:.3f} s ({small.num_edges / t_nx / 1e6:.2f} M edges/s)")
+
+    # First-call latency in a fresh process with a warm Numba cache.
+    subprocess.run([sys.executable, "-c", LATENCY_SCRIPT], check=True, capture_output=True)
+    walls = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", LATENCY_SCRIPT], check=True, capture_output=True)
+        walls.append(time.perf_counter() - t0)
+    print(f"fresh process, warm cache: python start + import + 1,000-edge Suitor {np.median(walls):.2f} s wall (median of 3)")
+    return 0
