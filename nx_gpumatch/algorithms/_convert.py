@@ -12,9 +12,14 @@ def input_kind(obj):
 
     if isinstance(obj, Graph):
         return "graph"
+    mod = type(obj).__module__
+    # RAPIDS graphs: nx-cugraph ones answer like networkx, cugraph ones with a cuDF frame
+    if mod.startswith("nx_cugraph"):
+        return "networkx"
+    if mod.startswith("cugraph"):
+        return "cudf"
     if isinstance(obj, nx.Graph):
         return "networkx"
-    mod = type(obj).__module__
     if mod.startswith("pandas") and hasattr(obj, "columns"):
         return "pandas"
     if mod.startswith("cudf") and hasattr(obj, "columns"):
@@ -29,6 +34,15 @@ def to_graph(obj, weight="weight", source="source", target="target"):
     kind = input_kind(obj)
     if kind == "graph":
         return obj, kind
+    mod = type(obj).__module__
+    if mod.startswith(("nx_cugraph", "cugraph")):
+        from nx_gpumatch.gpu import interop
+
+        if mod.startswith("cugraph"):
+            return interop.from_cugraph(obj, weight=weight), kind
+        g = interop.from_nx_cugraph(obj, weight=weight)
+        if g is not None:  # else it lives on the host: an ordinary networkx graph
+            return g, kind
     if kind == "networkx":
         if obj.is_directed():
             raise nx.NetworkXNotImplemented("not implemented for directed type")
