@@ -236,9 +236,49 @@ def _hash3(seed, a, b):
     return _mix(_mix(seed ^ np.uint64(a)) + np.uint64(b) * np.uint64(0x9E3779B97F4A7C15))
 
 
+BLUE, RED, DONE = 0, 1, 2
+
+
+@njit(cache=True)
+def _choose(v, blue_side, indptr, indices, arc_rank, mate, color, sigma, seed, rnd, weighted):
+    """select() of the seed for vertex v: a blue v picks among its red neighbours,
+    a red v among the blue neighbours that proposed to it. Weighted: the best
+    edge; random: the smallest hash of (round, blue end, red end).
+    Returns (choice or -1, whether v still has an unmatched neighbour)."""
+    want = RED if blue_side else BLUE
+    best = -1
+    key = np.uint64(0xFFFFFFFFFFFFFFFF)
+    usable = False
+    for p in range(indptr[v], indptr[v + 1]):
+        if arc_rank[p] == NO_RANK:
+            continue
+        w = np.int64(indices[p])
+        if mate[w] >= 0:
+            continue
+        usable = True
+        if color[w] != want or (not blue_side and sigma[w] != v):
+            continue
+        if weighted:
+            k = np.uint64(arc_rank[p])
+        else:
+            b, r = (v, w) if blue_side else (w, v)
+            k = _hash3(seed, rnd, (np.int64(b) << 32) | r)
+        if k < key:
+            key = k
+            best = w
+    return best, usable
+
+
+@njit(cache=True)
+def _propose_or_answer(v, blue_side, indptr, indices, arc_rank, mate, color, sigma, seed, rnd, weighted):
+    best, usable = _choose(v, blue_side, indptr, indices, arc_rank, mate, color, sigma, seed, rnd, weighted)
+    sigma[v] = best
+    if not usable:
+        color[v] = DONE
+
+
 @njit(cache=True, parallel=True)
 def _red_blue_rounds(n, indptr, indices, arc_rank, seed, weighted, max_rounds):
-    BLUE, RED, DONE = 0, 1, 2
     mate = np.full(n, -1, np.int64)
     color = np.zeros(n, np.int8)
     sigma = np.full(n, -1, np.int64)
@@ -250,58 +290,18 @@ def _red_blue_rounds(n, indptr, indices, arc_rank, seed, weighted, max_rounds):
             if color[v] != DONE:
                 color[v] = BLUE if _hash3(seed, rnd, v) < threshold else RED
             sigma[v] = -1
+        # Blue vertices propose, then red ones answer. A vertex with no unmatched
+        # neighbour is done for good; turning BLUE or RED into DONE here never
+        # changes another vertex's test (it only asks "is w red/blue?").
+        for side in range(2):
+            color_now = BLUE if side == 0 else RED
+            for v in prange(n):
+                if color[v] == color_now:
+                    _propose_or_answer(np.int64(v), side == 0, indptr, indices, arc_rank, mate, color, sigma, seed, rnd, weighted)
         alive = 0
-        # Blue vertices propose to a red neighbour; vertices with no unmatched
-        # neighbour at all are done for good.
         for v in prange(n):
-            if color[v] != BLUE:
-                continue
-            best = -1
-            key = np.uint64(0xFFFFFFFFFFFFFFFF)
-            usable = False
-            for p in range(indptr[v], indptr[v + 1]):
-                if arc_rank[p] == NO_RANK:
-                    continue
-                w = indices[p]
-                if mate[w] >= 0:
-                    continue
-                usable = True
-                if color[w] != RED:
-                    continue
-                k = np.uint64(arc_rank[p]) if weighted else _hash3(seed, rnd, (np.int64(v) << 32) | w)
-                if k < key:
-                    key = k
-                    best = w
-            sigma[v] = best
-            if usable:
+            if color[v] != DONE:
                 alive += 1
-            else:
-                color[v] = DONE
-        # Red vertices answer one of the blue neighbours that proposed to them.
-        for v in prange(n):
-            if color[v] != RED:
-                continue
-            best = -1
-            key = np.uint64(0xFFFFFFFFFFFFFFFF)
-            usable = False
-            for p in range(indptr[v], indptr[v + 1]):
-                if arc_rank[p] == NO_RANK:
-                    continue
-                w = indices[p]
-                if mate[w] >= 0:
-                    continue
-                usable = True
-                if color[w] != BLUE or sigma[w] != v:
-                    continue
-                k = np.uint64(arc_rank[p]) if weighted else _hash3(seed, rnd, (np.int64(w) << 32) | v)
-                if k < key:
-                    key = k
-                    best = w
-            sigma[v] = best
-            if usable:
-                alive += 1
-            else:
-                color[v] = DONE
         if alive == 0:
             break
         # A blue vertex whose chosen red answered it marries it; each red answers
