@@ -292,26 +292,25 @@ class Graph:
             self._cache["arc_rank"] = gather_int32(self.edge_rank(), self.arc_edge)
         return self._cache["arc_rank"]
 
+    def with_weights(self, edge_weight, weight_attr=None):
+        """The same structure with other per-edge weights (arrays are shared)."""
+        g = object.__new__(Graph)
+        g.__dict__.update(self.__dict__)
+        g.edge_weight = np.ascontiguousarray(edge_weight, np.float64)
+        g.weights = g.edge_weight[self.arc_edge]
+        g.weight_attr = weight_attr
+        g._cache = {k: self._cache[k] for k in ("label_array",) if k in self._cache}
+        return g
+
     def unweighted(self):
-        """This graph with every weight 1, sharing the structure arrays.
+        """This graph with every weight 1.
 
         networkx may hand a cached weighted conversion to a function that ignores
         weights, so such functions ask for this view.
         """
-        if not self._cache.get("is_unit"):
-            self._cache["is_unit"] = "yes" if bool((self.edge_weight == 1).all()) else "no"
-        if self._cache["is_unit"] == "yes":
-            return self
         if "unweighted" not in self._cache:
-            g = object.__new__(Graph)
-            g.__dict__.update(self.__dict__)
-            g.edge_weight = np.ones(self.num_edges)
-            g.weights = np.ones(2 * self.num_edges)
-            g.weight_attr = None
-            g._cache = {"is_unit": "yes"}
-            if "label_array" in self._cache:
-                g._cache["label_array"] = self._cache["label_array"]
-            self._cache["unweighted"] = g
+            unit = bool((self.edge_weight == 1).all())
+            self._cache["unweighted"] = self if unit else self.with_weights(np.ones(self.num_edges))
         return self._cache["unweighted"]
 
     # --------------------------------------------------------------- export

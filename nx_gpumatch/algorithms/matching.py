@@ -11,7 +11,7 @@ APPROXIMATE = ("suitor", "local_max", "greedy", "red_blue")
 EXACT = ("blossom",)
 ALGORITHMS = EXACT + APPROXIMATE
 
-__all__ = ["max_weight_matching", "maximal_matching", "is_matching", "matching_weight"]
+__all__ = ["max_weight_matching", "min_weight_matching", "maximal_matching", "is_matching", "matching_weight"]
 
 
 def _seed_int(seed):
@@ -39,9 +39,11 @@ def mate_array(graph, algorithm, *, maxcardinality=False, device=None, seed=None
         raise ValueError(f"select must be 'weighted' or 'random', got {select!r}")
     if algorithm in APPROXIMATE and maxcardinality:
         raise ValueError(f"maxcardinality=True needs the exact algorithm, not {algorithm!r}")
-    engine = resolve_device(device, graph.num_edges)
     if algorithm == "blossom":
+        if device == "gpu":
+            raise ValueError("the exact (blossom) algorithm has no GPU engine; use device='cpu' or 'auto'")
         return _exact(graph, maxcardinality)
+    engine = resolve_device(device, graph.num_edges)
     if engine == "gpu":
         from nx_gpumatch.gpu import matching as gpu_matching
 
@@ -65,18 +67,19 @@ def mate_array(graph, algorithm, *, maxcardinality=False, device=None, seed=None
 
 
 def _exact(graph, maxcardinality):
-    """Maximum-weight matching with networkx's own blossom code."""
-    import networkx as nx
+    """Exact maximum-weight matching (weighted blossom method, Numba)."""
+    from nx_gpumatch.cpu import blossom
 
-    G = graph.to_networkx()
-    attr = graph.weight_attr or "weight"
-    M = nx.max_weight_matching(G, maxcardinality=maxcardinality, weight=attr, backend="networkx")
-    index = {v: i for i, v in enumerate(graph.labels())}
-    mate = np.full(graph.num_nodes, -1, np.int64)
-    for u, v in M:
-        mate[index[u]] = index[v]
-        mate[index[v]] = index[u]
-    return mate
+    return blossom.max_weight_matching(
+        graph.num_nodes,
+        graph.indptr,
+        graph.indices,
+        graph.arc_edge,
+        graph.edge_src,
+        graph.edge_dst,
+        graph.edge_weight,
+        maxcardinality=bool(maxcardinality),
+    )
 
 
 def max_weight_matching(
@@ -122,6 +125,27 @@ def max_weight_matching(
         graph, algorithm, maxcardinality=maxcardinality, device=device, seed=seed, select=select, threads=threads
     )
     return matching_result(graph, kind, mate, weight=weight, source=source, target=target)
+
+
+def _min_weight_mate(graph):
+    # networkx's transformation: w' = (1 + max w) - w over all edges (self-loops
+    # included), then the heaviest maximum-cardinality matching. The shift does not
+    # change the answer; reproducing it keeps float rounding (and ties) the same.
+    if graph.num_edges == 0:
+        return np.full(graph.num_nodes, -1, np.int64)
+    top = float(graph.edge_weight.max())
+    loops = graph.loop_weight[graph.loop_weight != 0]
+    if loops.size:
+        top = max(top, float(loops.max()))
+    return _exact(graph.with_weights((top + 1.0) - graph.edge_weight), True)
+
+
+def min_weight_matching(G, weight="weight", *, source="source", target="target"):
+    """Minimum-weight maximum-cardinality matching (exact), as networkx defines it.
+
+    Result types as for :func:`max_weight_matching`."""
+    graph, kind = to_graph(G, weight=weight, source=source, target=target)
+    return matching_result(graph, kind, _min_weight_mate(graph), weight=weight, source=source, target=target)
 
 
 def maximal_matching(G, *, device=None, threads=None):
@@ -210,7 +234,14 @@ def _nx_maximal_matching(G):
     return matching_result(G, "networkx", mate_array(G.unweighted(), "suitor"))
 
 
+def _nx_min_weight_matching(G, weight="weight"):
+    if G.num_edges == 0:
+        return set()
+    return matching_result(G, "networkx", _min_weight_mate(G))
+
+
 DISPATCH = {
     "max_weight_matching": _nx_max_weight_matching,
+    "min_weight_matching": _nx_min_weight_matching,
     "maximal_matching": _nx_maximal_matching,
 }
