@@ -1,0 +1,439 @@
+"""Stable marriage front end (SM and SMI, seed 000 paper IV).
+
+Two input forms, the same for men and women:
+
+* dict form: ``{person: [best, second, ...]}`` with any hashable names. The
+  result is a dict man -> woman (unmatched men absent).
+* array form: an ``(indptr, choices)`` tuple per side, CSR style: person i ranks
+  ``choices[indptr[i]:indptr[i+1]]`` (ids of the other side), best first. The
+  result is an int64 array, woman id per man or -1.
+
+Lists may be incomplete (SMI): a pair can marry only if each ranks the other;
+a name ranked by one side only is ignored. The answer is the unique
+man-optimal stable matching, whichever algorithm and engine computes it.
+"""
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from nx_gpumatch.config import get_config, resolve_device
+
+ALGORITHMS = ("mcvitie_wilson", "gale_shapley")
+ENGINES = ("sequential", "parallel", "gpu")
+# parallel=None picks the threaded engine from this many acceptable pairs on:
+# below it, waking threads and fighting over the same few women's words cost
+# more than they save.
+PARALLEL_MIN_ENTRIES = 1 << 20
+KINDS = ("easy", "hard")
+
+__all__ = [
+    "stable_marriage",
+    "is_stable",
+    "blocking_pair",
+    "prepare_preferences",
+    "Preferences",
+    "stable_marriage_instance",
+    "smi_from_graph",
+    "greedy_matching_smi",
+]
+
+DISPATCH = {}  # no networkx function solves stable marriage
+
+
+class Preferences:
+    """A stable-marriage instance ready to solve (see :func:`prepare_preferences`).
+
+    Attributes
+    ----------
+    n_men, n_women : int
+    ptr : int64 array (n_men + 1)
+        Man m's usable entries are ``packed[ptr[m]:ptr[m+1]]``, best first.
+    packed : int64 array
+        Each entry ``(her rank of him) << 32 | woman``; only mutually ranked pairs.
+    men, women : lists of names (dict form) or None (array form)
+    """
+
+    __slots__ = ("n_men", "n_women", "ptr", "packed", "men", "women")
+
+    def __init__(self, n_men, n_women, ptr, packed, men=None, women=None):
+        self.n_men = n_men
+        self.n_women = n_women
+        self.ptr = ptr
+        self.packed = packed
+        self.men = men
+        self.women = women
+
+    @property
+    def num_entries(self):
+        """Mutually ranked pairs (each counted once, on the men's side)."""
+        return int(self.ptr[-1])
+
+    def __repr__(self):
+        return f"<Preferences: {self.n_men} men, {self.n_women} women, {self.num_entries} acceptable pairs>"
+
+
+# ------------------------------------------------------------ conversion
+def prepare_preferences(men_prefs, women_prefs, *, threads=None):
+    """Validate both sides and build the packed mutual lists once.
+
+    Useful when one instance is solved or checked several times: pass the
+    result as the only preference argument of :func:`stable_marriage`,
+    :func:`is_stable` or :func:`blocking_pair`.
+    """
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import stable_marriage as csm
+
+    if isinstance(men_prefs, Mapping) or isinstance(women_prefs, Mapping):
+        if not (isinstance(men_prefs, Mapping) and isinstance(women_prefs, Mapping)):
+            raise ValueError("men_prefs and women_prefs must both be dicts, or both (indptr, choices) tuples")
+        men, women, (m_ptr, m_ch), (w_ptr, w_ch) = _from_dicts(men_prefs, women_prefs)
+    else:
+        men = women = None
+        m_ptr, m_ch = _csr_side(men_prefs, "men_prefs")
+        w_ptr, w_ch = _csr_side(women_prefs, "women_prefs")
+    n_men = m_ptr.shape[0] - 1
+    n_women = w_ptr.shape[0] - 1
+    if max(n_men, n_women) >= 2**31 - 1:
+        raise ValueError("at most 2**31 - 2 men and women are supported (int32 ids)")
+    with cpu.threads(threads) as parts:
+        _check_side(csm, m_ptr, m_ch, n_women, parts, men, women, "man", "woman")
+        _check_side(csm, w_ptr, w_ch, n_men, parts, women, men, "woman", "man")
+        ptr, packed = csm.mutual_lists(m_ptr, m_ch, w_ptr, w_ch, n_men, n_women, parts)
+    return Preferences(n_men, n_women, ptr, packed, men, women)
+
+
+def _as_prefs(men_prefs, women_prefs, threads=None):
+    if isinstance(men_prefs, Preferences):
+        if women_prefs is not None:
+            raise ValueError("pass women_prefs=None with a prepared Preferences object")
+        return men_prefs
+    if women_prefs is None:
+        raise ValueError("women_prefs is required (unless men_prefs is a prepared Preferences object)")
+    return prepare_preferences(men_prefs, women_prefs, threads=threads)
+
+
+_LIST_TYPES = (list, tuple)
+
+
+def _from_dicts(men_prefs, women_prefs):
+    men = list(men_prefs)
+    women = list(women_prefs)
+    m_index = {m: i for i, m in enumerate(men)}
+    w_index = {w: j for j, w in enumerate(women)}
+    m_side = _encode(men_prefs, w_index, "man", "women")
+    w_side = _encode(women_prefs, m_index, "woman", "men")
+    return men, women, m_side, w_side
+
+
+def _encode(prefs, index, who, other):
+    lists = list(prefs.values())
+    for name, lst in zip(prefs, lists):
+        if not isinstance(lst, _LIST_TYPES) and not (isinstance(lst, np.ndarray) and lst.ndim == 1):
+            raise ValueError(
+                f"preferences of {who} {name!r} must be a list (best first), got {type(lst).__name__}"
+            )
+    lengths = np.fromiter(map(len, lists), np.int64, len(lists))
+    ptr = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    total = int(ptr[-1])
+    from itertools import chain
+
+    try:
+        choices = np.fromiter(map(index.__getitem__, chain.from_iterable(lists)), np.int32, total)
+    except (KeyError, TypeError):
+        for name, lst in zip(prefs, lists):
+            for x in lst:
+                try:
+                    index[x]
+                except (KeyError, TypeError):
+                    raise ValueError(f"{who} {name!r} ranks {x!r}, who is not among the {other}") from None
+        raise
+    return ptr, choices
+
+
+def _csr_side(side, argname):
+    if not isinstance(side, tuple) or len(side) != 2:
+        raise ValueError(
+            f"{argname} must be a dict of preference lists or an (indptr, choices) tuple, got {type(side).__name__}"
+        )
+    indptr = np.asarray(side[0])
+    choices = np.asarray(side[1])
+    if indptr.ndim != 1 or indptr.shape[0] < 1 or (indptr.size and indptr.dtype.kind not in "iu"):
+        raise ValueError(f"{argname}: indptr must be a non-empty 1-D integer array")
+    if choices.ndim != 1 or (choices.size and choices.dtype.kind not in "iu"):
+        raise ValueError(f"{argname}: choices must be a 1-D integer array")
+    indptr = indptr.astype(np.int64, copy=False)
+    if indptr[0] != 0 or indptr[-1] != choices.shape[0] or np.any(np.diff(indptr) < 0):
+        raise ValueError(
+            f"{argname}: indptr must start at 0, never decrease and end at len(choices) = {choices.shape[0]}"
+        )
+    if choices.dtype != np.int32:
+        if choices.size and (choices.min() < -(2**31) or choices.max() >= 2**31):
+            raise ValueError(f"{argname}: choices must be ids that fit in int32")
+        choices = choices.astype(np.int32)
+    return indptr, np.ascontiguousarray(choices)
+
+
+def _check_side(csm, ptr, choices, n_other, parts, names, other_names, who, other):
+    q = int(csm.first_bad_entry(ptr, choices, n_other, csm.row_bounds(ptr, parts)))
+    if q < 0:
+        return
+    row = int(np.searchsorted(ptr, q, side="right")) - 1
+    x = int(choices[q])
+    person = row if names is None else names[row]
+    if x < 0 or x >= n_other:
+        raise ValueError(f"{who} {person!r} ranks {other} {x}, but {other}s are numbered 0..{n_other - 1}")
+    target = x if other_names is None else other_names[x]
+    raise ValueError(f"{who} {person!r} ranks {target!r} twice")
+
+
+# ------------------------------------------------------------- solving
+def solve(prefs, *, algorithm="mcvitie_wilson", engine="parallel", threads=None, backend="cupy"):
+    """Run one engine on prepared preferences; returns (mate, proposals).
+
+    ``mate`` is the man -> woman id array (-1 unmatched); ``proposals`` is the
+    number of list entries the men considered (for each man, his list up to and
+    including his wife, or all of it), the proposal count seed 000 reports.
+    ``engine`` is "sequential", "parallel" (CPU threads) or "gpu" (McVitie-
+    Wilson only; ``backend`` "cupy", or "emulate" to run the kernel on the CPU).
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "gpu":
+        if algorithm != "mcvitie_wilson":
+            raise ValueError("the GPU engine runs McVitie-Wilson only; use algorithm='mcvitie_wilson'")
+        from nx_gpumatch.gpu import stable_marriage as gsm
+
+        return gsm.run(prefs.ptr, prefs.packed, prefs.n_women, backend=backend)
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import stable_marriage as csm
+
+    with cpu.threads(threads) as parts:
+        if engine == "sequential":
+            run = csm.mcvitie_wilson if algorithm == "mcvitie_wilson" else csm.gale_shapley
+            word, nxt = run(prefs.ptr, prefs.packed, prefs.n_women)
+        elif algorithm == "mcvitie_wilson":
+            word, nxt = csm.mcvitie_wilson_parallel(prefs.ptr, prefs.packed, prefs.n_women, parts)
+        else:
+            word, nxt = csm.gale_shapley_parallel(prefs.ptr, prefs.packed, prefs.n_women, parts)
+        mate = csm.mates_from_words(word, prefs.n_men)
+    proposals = int((nxt - prefs.ptr[:-1]).sum())
+    return mate, proposals
+
+
+def _choose_engine(prefs, algorithm, device, parallel, threads):
+    requested = get_config().device if device is None else device
+    if requested == "gpu" and algorithm != "mcvitie_wilson":
+        raise ValueError("device='gpu' runs McVitie-Wilson only; use algorithm='mcvitie_wilson' or the CPU")
+    if algorithm == "mcvitie_wilson" and resolve_device(device, prefs.num_entries) == "gpu":
+        return "gpu"
+    if parallel is None:
+        from nx_gpumatch import cpu
+
+        with cpu.threads(threads) as parts:
+            parallel = parts > 1 and prefs.num_entries >= PARALLEL_MIN_ENTRIES
+    return "parallel" if parallel else "sequential"
+
+
+def stable_marriage(
+    men_prefs, women_prefs=None, *, algorithm="mcvitie_wilson", device=None, parallel=None, threads=None
+):
+    """Man-optimal stable matching (Gale-Shapley / McVitie-Wilson).
+
+    Parameters
+    ----------
+    men_prefs, women_prefs : dict of lists, or (indptr, choices) tuples
+        Preference lists, best first (see the module docs). Lists may be
+        incomplete or empty; counts of men and women may differ.
+        ``men_prefs`` may instead be a :class:`Preferences` from
+        :func:`prepare_preferences` (then leave ``women_prefs`` out).
+    algorithm : "mcvitie_wilson" or "gale_shapley"
+        Order of proposals: a rejected man proposes again at once (stack) or
+        waits his turn (queue). Both give the same matching.
+    device : "auto", "cpu", "gpu" or None (the config's)
+        The GPU runs McVitie-Wilson, one thread per man.
+    parallel : bool or None
+        CPU only: threads with a CAS per woman (True) or the sequential
+        algorithm (False); None picks parallel when more than one thread runs
+        and there are at least ``PARALLEL_MIN_ENTRIES`` acceptable pairs.
+    threads : int or None
+        Numba threads (None: the config's).
+
+    Returns
+    -------
+    dict man -> woman (dict form; unmatched men absent), or an int64 array of
+    woman ids per man, -1 for unmatched (array form).
+
+    Raises
+    ------
+    ValueError
+        Preferences that are not lists, a name ranked twice in one list, or a
+        name that is not on the other side.
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    prefs = _as_prefs(men_prefs, women_prefs, threads)
+    engine = _choose_engine(prefs, algorithm, device, parallel, threads)
+    mate, _ = solve(prefs, algorithm=algorithm, engine=engine, threads=threads)
+    return _result(prefs, mate)
+
+
+def _result(prefs, mate):
+    if prefs.men is None:
+        return mate
+    men, women = prefs.men, prefs.women
+    return {men[m]: women[w] for m, w in enumerate(mate.tolist()) if w >= 0}
+
+
+# ------------------------------------------------------------- checking
+class _NotAMatching(ValueError):
+    pass
+
+
+def _mate_array(prefs, matching):
+    n_men, n_women = prefs.n_men, prefs.n_women
+    if prefs.men is None:
+        mate = np.asarray(matching)
+        if mate.shape != (n_men,) or (mate.size and mate.dtype.kind not in "iu"):
+            raise ValueError(f"matching must be an integer array of length {n_men} (woman id or -1 per man)")
+        mate = mate.astype(np.int64)
+        if np.any((mate < -1) | (mate >= n_women)):
+            raise ValueError(f"matching names a woman outside 0..{n_women - 1}")
+        mate[mate < 0] = -1
+    else:
+        if not isinstance(matching, Mapping):
+            raise ValueError("matching must be a dict man -> woman")
+        m_index = {m: i for i, m in enumerate(prefs.men)}
+        w_index = {w: j for j, w in enumerate(prefs.women)}
+        mate = np.full(n_men, -1, np.int64)
+        for m, w in matching.items():
+            if m not in m_index:
+                raise ValueError(f"matching names {m!r}, who is not among the men")
+            if w not in w_index:
+                raise ValueError(f"matching names {w!r}, who is not among the women")
+            mate[m_index[m]] = w_index[w]
+    used = mate[mate >= 0]
+    if used.size and np.bincount(used, minlength=n_women).max() > 1:
+        w = int(np.flatnonzero(np.bincount(used, minlength=n_women) > 1)[0])
+        raise _NotAMatching(f"woman {_name(prefs.women, w)!r} is married to two men")
+    return mate
+
+
+def _name(names, i):
+    return i if names is None else names[i]
+
+
+def blocking_pair(matching, men_prefs, women_prefs=None):
+    """A pair (man, woman) who rank each other and both prefer each other to
+    their partners (or are unmatched), or None when the matching is stable.
+
+    Raises ValueError if ``matching`` is not a matching of the instance: a man
+    or woman who does not exist, a woman married twice, or a couple who do not
+    both rank each other.
+    """
+    prefs = _as_prefs(men_prefs, women_prefs)
+    from nx_gpumatch.cpu import stable_marriage as csm
+
+    mate = _mate_array(prefs, matching)
+    status, other = csm.blocking_status(prefs.ptr, prefs.packed, mate, prefs.n_women)
+    bad = np.flatnonzero(status == 2)
+    if bad.size:
+        m = int(bad[0])
+        raise _NotAMatching(
+            f"{_name(prefs.men, m)!r} and {_name(prefs.women, int(mate[m]))!r} are married "
+            "but do not both rank each other"
+        )
+    hit = np.flatnonzero(status == 1)
+    if hit.size == 0:
+        return None
+    m = int(hit[0])
+    return _name(prefs.men, m), _name(prefs.women, int(other[m]))
+
+
+def is_stable(matching, men_prefs, women_prefs=None):
+    """True if ``matching`` is a matching of mutually ranked pairs with no
+    blocking pair. A woman married twice, or a couple who do not both rank
+    each other, gives False; unknown names, or a matching of the wrong type
+    or shape, raise ValueError."""
+    try:
+        return blocking_pair(matching, men_prefs, women_prefs) is None
+    except _NotAMatching:
+        return False
+
+
+# ----------------------------------------------------------- generators
+def stable_marriage_instance(kind, n, seed=0, *, threads=None):
+    """Seed 000's random instances, in array form: ``(men, women)`` with each
+    side an ``(indptr, choices)`` tuple (int64, int32).
+
+    kind="easy": man m ranks (1 + eps_m) ln n distinct random women (eps_m
+    uniform in [0, 1]; at least one), and each woman ranks exactly the men who
+    rank her, in random order. kind="hard": all men share one random complete
+    ranking of the women and all women one of the men; n(n+1)/2 proposals.
+    The same (kind, n, seed) gives the same instance on any thread count.
+    """
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import stable_marriage as csm
+
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0 or n >= 2**31 - 1:
+        raise ValueError(f"n must be an int in [0, 2**31 - 1), got {n!r}")
+    n = int(n)
+    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+    if kind == "hard":
+        return csm.hard_instance(n, seed)
+    with cpu.threads(threads) as parts:
+        return csm.easy_instance(n, seed, parts)
+
+
+# ------------------------------------------------------- graph bridge
+def _graph_smi(graph):
+    from nx_gpumatch.graph import NO_RANK
+
+    n = graph.num_nodes
+    rank = graph.arc_rank()
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.indptr))
+    usable = rank != NO_RANK
+    rows, rank, nbr = rows[usable], rank[usable], graph.indices[usable]
+    order = np.lexsort((rank, rows))  # by vertex, then heaviest edge first
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=ptr[1:])
+    choices = np.ascontiguousarray(nbr[order], dtype=np.int32)
+    return (ptr, choices), (ptr.copy(), choices.copy())
+
+
+def smi_from_graph(G, weight="weight"):
+    """The SMI instance of seed 000 Lemma 3.1 for a weighted graph.
+
+    Man i and woman i both stand for vertex i (the order of ``G.nodes``); each
+    ranks the other side's copies of its neighbours by the package's edge
+    order (heavier first, ties by smaller (min id, max id)), using only
+    positive-weight edges. Returns ``(men, women)`` in array form.
+    """
+    from nx_gpumatch.algorithms._convert import to_graph
+
+    graph, _ = to_graph(G, weight=weight)
+    return _graph_smi(graph)
+
+
+def greedy_matching_smi(G, weight="weight", *, algorithm="mcvitie_wilson", device=None, parallel=None, threads=None):
+    """The greedy matching of a weighted graph, computed as a stable marriage.
+
+    By seed 000 Lemma 3.1 the stable matching of :func:`smi_from_graph`'s
+    instance pairs man i with woman j exactly when edge (i, j) is in the greedy
+    matching, so this equals ``max_weight_matching(G, algorithm="greedy")``.
+    Returns the same result types as that function.
+    """
+    from nx_gpumatch.algorithms._convert import matching_result, to_graph
+
+    graph, kind = to_graph(G, weight=weight)
+    men, women = _graph_smi(graph)
+    mate = stable_marriage(men, women, algorithm=algorithm, device=device, parallel=parallel, threads=threads)
+    matched = mate >= 0
+    if np.any(mate[mate[matched]] != np.flatnonzero(matched)):
+        raise RuntimeError("stable matching of the graph's SMI instance is not symmetric")
+    return matching_result(graph, kind, mate, weight=weight)
