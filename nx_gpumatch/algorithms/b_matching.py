@@ -1,0 +1,232 @@
+"""½-approximate weighted b-matching front end (networkx has no b-matching)."""
+
+import numbers
+
+import numpy as np
+
+from nx_gpumatch.algorithms._convert import edge_weights, label_array, to_graph
+from nx_gpumatch.config import resolve_device
+
+ALGORITHMS = ("b_suitor", "local_dominant", "greedy")
+# b values are clipped to the degree, so anything past int32 means "no limit".
+_B_MAX = 2**31 - 1
+
+__all__ = ["b_matching", "is_b_matching"]
+
+
+def _b_value(x, node):
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise ValueError(f"b({node!r}) must be a non-negative integer, got {x!r} ({type(x).__name__})")
+    if x < 0:
+        raise ValueError(f"b({node!r}) must be a non-negative integer, got {x!r}")
+    return min(int(x), _B_MAX)
+
+
+def b_values(graph, kind, G, b):
+    """int64 array of b(v) in vertex-id order, from an int, a dict node -> int, a
+    node attribute name (networkx input) or a sequence in vertex order."""
+    n = graph.num_nodes
+    if isinstance(b, numbers.Integral) and not isinstance(b, bool):
+        return np.full(n, _b_value(b, "every node"), np.int64)
+    if isinstance(b, str):
+        if kind != "networkx":
+            raise ValueError(f"b={b!r} names a node attribute, which needs a networkx graph as input")
+        out = np.empty(n, np.int64)
+        nodes = G.nodes
+        for i, v in enumerate(graph.labels()):
+            d = nodes[v]
+            if b not in d:
+                raise ValueError(f"node {v!r} has no attribute {b!r} (b names a node attribute)")
+            out[i] = _b_value(d[b], v)
+        return out
+    if hasattr(b, "keys") and hasattr(b, "__getitem__"):
+        labels = graph.labels()
+        out = np.empty(n, np.int64)
+        for i, v in enumerate(labels):
+            try:
+                x = b[v]
+            except KeyError:
+                raise ValueError(f"b has no entry for node {v!r}") from None
+            out[i] = _b_value(x, v)
+        if len(b) != n:
+            known = set(labels)
+            extra = next(k for k in b.keys() if k not in known)
+            raise ValueError(f"b names node {extra!r}, which is not in the graph")
+        return out
+    if isinstance(b, (np.ndarray, list, tuple)):
+        arr = np.asarray(b)
+        if arr.shape != (n,):
+            raise ValueError(f"b as a sequence needs one value per vertex ({n}), got shape {arr.shape}")
+        if arr.dtype.kind not in "iu":
+            for i, x in enumerate(arr.tolist()):
+                _b_value(x, graph.label(i))
+        arr = arr.astype(np.int64)
+        if n and arr.min() < 0:
+            i = int(np.argmin(arr))
+            raise ValueError(f"b({graph.label(i)!r}) must be a non-negative integer, got {int(arr[i])}")
+        return np.minimum(arr, _B_MAX)
+    raise ValueError(f"b must be an int, a dict node -> int or a node attribute name, got {type(b).__name__}")
+
+
+def b_matching_edges(graph, b, algorithm="b_suitor", *, device=None, threads=None):
+    """Matched edge ids (ascending) of a b-matching of a :class:`Graph`; ``b`` is an
+    array of b(v) in vertex order."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    engine = resolve_device(device, graph.num_edges)
+    if engine == "gpu":
+        if algorithm == "b_suitor":
+            from nx_gpumatch.gpu import b_matching as gb
+
+            return gb.run(graph, np.asarray(b))
+        if device == "gpu":
+            raise ValueError(f"the GPU engine runs algorithm='b_suitor' only, not {algorithm!r}")
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import b_matching as cb
+
+    n = graph.num_nodes
+    with cpu.threads(threads):
+        deg = graph._cache.get("b_matching_usable_degree")
+        if deg is None:
+            deg = graph._cache["b_matching_usable_degree"] = cb.usable_degree(n, graph.indptr, graph.arc_rank())
+        cap = cb.capacities(np.asarray(b), deg)
+        if algorithm == "b_suitor":
+            return cb.b_suitor(n, graph.indptr, graph.indices, graph.arc_rank(), graph.arc_edge, cap)
+        if algorithm == "local_dominant":
+            return cb.local_dominant(n, graph.indptr, graph.indices, graph.arc_rank(), graph.edge_order(), cap)
+        usable = int(np.count_nonzero(graph.edge_weight > 0))
+        return cb.greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable, cap)
+
+
+def b_matching_result(graph, kind, edges, weight="weight", source="source", target="target"):
+    """The b-matching in the caller's types."""
+    u = graph.edge_src[edges]
+    v = graph.edge_dst[edges]
+    if kind in ("graph", "array"):
+        return u, v
+    if kind == "networkx":
+        labels = graph.labels()
+        return {(labels[a], labels[c]) for a, c in zip(u.tolist(), v.tolist())}
+    import pandas as pd
+
+    labels = label_array(graph)
+    cols = {
+        source: u if labels is None else labels.take(u),
+        target: v if labels is None else labels.take(v),
+    }
+    if weight is not None:
+        cols[weight] = graph.edge_weight[edges]
+    df = pd.DataFrame({k: np.asarray(c) if labels is None else pd.Series(c) for k, c in cols.items()})
+    if kind == "cudf":
+        import cudf
+
+        return cudf.from_pandas(df)
+    return df
+
+
+def b_matching(G, b, weight="weight", *, algorithm="b_suitor", device=None, threads=None, source="source",
+               target="target"):
+    """½-approximate maximum-weight b-matching: at most b(v) edges at each vertex v.
+
+    All algorithms return the same b-matching: the greedy one under the package's
+    edge order (heavier first, ties by the smaller (min id, max id) pair), which
+    weighs at least half the optimum. Only positive-weight edges are used.
+
+    Parameters
+    ----------
+    G : networkx.Graph, pandas/cuDF DataFrame edge list, nx_gpumatch.Graph,
+        scipy sparse matrix or Matrix Market path
+    b : int, dict node -> int, node attribute name (networkx input), or a
+        sequence in vertex order. b(v) = 0 and b(v) > degree are allowed.
+    weight : str or None
+        Edge attribute / column holding the weights (missing weights are 1).
+    algorithm : "b_suitor", "local_dominant" or "greedy"
+        Parallel b-Suitor (delayed, partially sorted; seed 004), round-parallel
+        locally dominant edges, or the sorted sequential reference.
+    device : "auto", "cpu", "gpu" or None (the config's)
+        The GPU engine runs b_suitor; with "auto" the others run on the CPU.
+    threads : int or None
+        Numba threads (None: the config's).
+
+    Returns
+    -------
+    set of (u, v) label pairs for a networkx graph; DataFrame (source, target,
+    weight) of the same library for a DataFrame; otherwise (src, dst) int32
+    arrays of vertex ids, src < dst, sorted.
+    """
+    graph, kind = to_graph(G, weight=weight, source=source, target=target)
+    bv = b_values(graph, kind, G, b)
+    edges = b_matching_edges(graph, bv, algorithm, device=device, threads=threads)
+    return b_matching_result(graph, kind, edges, weight=weight, source=source, target=target)
+
+
+def is_b_matching(G, result, b, *, weight="weight", source="source", target="target"):
+    """True if ``result`` (in any of b_matching's result types) is a b-matching of G:
+    edges of G, none repeated, at most b(v) at each vertex v. A wrong result gives
+    False; a bad ``b`` raises ValueError."""
+    graph, kind = to_graph(G, weight=weight, source=source, target=target)
+    bv = b_values(graph, kind, G, b)
+    n = graph.num_nodes
+    if kind in ("graph", "array"):
+        try:
+            u, v = (np.asarray(a) for a in result)
+        except (TypeError, ValueError):
+            return False
+        if u.shape != v.shape or u.ndim != 1 or (u.size and (u.dtype.kind not in "iu" or v.dtype.kind not in "iu")):
+            return False
+        u = u.astype(np.int64)
+        v = v.astype(np.int64)
+        if u.size and (min(u.min(), v.min()) < 0 or max(u.max(), v.max()) >= n):
+            return False
+    else:
+        if kind in ("pandas", "cudf"):
+            if hasattr(result, "to_pandas"):
+                result = result.to_pandas()
+            pairs = list(zip(result[source].tolist(), result[target].tolist()))
+        else:
+            pairs = list(result)
+        index = {x: i for i, x in enumerate(graph.labels())}
+        u = np.empty(len(pairs), np.int64)
+        v = np.empty(len(pairs), np.int64)
+        for k, (a, c) in enumerate(pairs):
+            if a not in index or c not in index:
+                return False
+            u[k] = index[a]
+            v[k] = index[c]
+    lo = np.minimum(u, v)
+    hi = np.maximum(u, v)
+    if np.any(lo == hi):
+        return False
+    k = lo * n + hi
+    if np.unique(k).shape[0] != k.shape[0]:
+        return False
+    if k.size:
+        keys = graph.edge_src.astype(np.int64) * n + graph.edge_dst
+        pos = np.minimum(np.searchsorted(keys, k), max(keys.shape[0] - 1, 0))
+        if keys.shape[0] == 0 or np.any(keys[pos] != k):
+            return False
+    count = np.bincount(np.concatenate([lo, hi]), minlength=n)
+    return bool(np.all(count <= bv))
+
+
+def b_matching_weight(G, result, weight="weight", source="source", target="target"):
+    """Total weight of a b-matching given in any of b_matching's result types."""
+    graph, kind = to_graph(G, weight=weight, source=source, target=target)
+    if kind in ("graph", "array"):
+        u, v = (np.asarray(a, np.int64) for a in result)
+    elif kind in ("pandas", "cudf"):
+        if hasattr(result, "to_pandas"):
+            result = result.to_pandas()
+        index = {x: i for i, x in enumerate(graph.labels())}
+        u = np.array([index[a] for a in result[source].tolist()], np.int64)
+        v = np.array([index[a] for a in result[target].tolist()], np.int64)
+    else:
+        index = {x: i for i, x in enumerate(graph.labels())}
+        pairs = list(result)
+        u = np.array([index[a] for a, _ in pairs], np.int64)
+        v = np.array([index[c] for _, c in pairs], np.int64)
+    return float(edge_weights(graph, np.minimum(u, v), np.maximum(u, v)).sum())
+
+
+# networkx has no b-matching function to dispatch.
+DISPATCH = {}
