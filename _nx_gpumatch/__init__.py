@@ -18,7 +18,7 @@ def get_info():
         "functions": {
             "max_weight_matching": {
                 "additional_docs": (
-                    "Exact unless an approximate ``algorithm`` is named: "
+                    "Exact (Numba weighted blossom) unless an approximate ``algorithm`` is named: "
                     "'suitor', 'local_max', 'greedy' (all equal the greedy "
                     "matching) or 'red_blue' (randomized, maximal)."
                 ),
@@ -26,6 +26,22 @@ def get_info():
                     "algorithm : str, optional": "None or 'blossom' (exact), 'suitor', 'local_max', 'greedy', 'red_blue'.",
                     "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config.",
                 },
+            },
+            "min_weight_matching": {
+                "additional_docs": "Exact: the Numba weighted blossom method on networkx's transformed weights.",
+            },
+            "louvain_communities": {
+                "additional_docs": (
+                    "Parallel degree-bucketed Louvain (CPU, or CUDA kernels on a GPU); the partition "
+                    "does not depend on the thread count. Large levels stop at the config's "
+                    "louvain_coarse_threshold."
+                ),
+                "additional_parameters": {
+                    "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config.",
+                },
+            },
+            "louvain_partitions": {
+                "additional_docs": "Partitions level by level, as louvain_communities computes them.",
             },
             "maximal_matching": {
                 "additional_docs": "Greedy matching under the package's edge order (Suitor on the CPU).",

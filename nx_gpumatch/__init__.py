@@ -9,15 +9,49 @@ when a GPU path is taken.
 # import it calls _nx_gpumatch.get_info, which imports nx_gpumatch.config.
 import networkx  # noqa: F401
 
-from nx_gpumatch.algorithms.matching import is_matching, matching_weight, max_weight_matching, maximal_matching
+from nx_gpumatch.algorithms.b_matching import b_matching, b_matching_weight, is_b_matching
+from nx_gpumatch.algorithms.louvain import louvain_communities, louvain_partitions
+from nx_gpumatch.algorithms.matching import (
+    is_matching,
+    matching_weight,
+    max_weight_matching,
+    maximal_matching,
+    min_weight_matching,
+)
+from nx_gpumatch.algorithms.stable_marriage import (
+    blocking_pair,
+    greedy_matching_smi,
+    is_stable,
+    prepare_preferences,
+    smi_from_graph,
+    stable_marriage,
+    stable_marriage_instance,
+)
 from nx_gpumatch.graph import Graph
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Graph",
+    # weighted matching
     "max_weight_matching",
+    "min_weight_matching",
     "maximal_matching",
     "is_matching",
     "matching_weight",
+    # b-matching
+    "b_matching",
+    "is_b_matching",
+    "b_matching_weight",
+    # stable marriage
+    "stable_marriage",
+    "is_stable",
+    "blocking_pair",
+    "prepare_preferences",
+    "stable_marriage_instance",
+    "smi_from_graph",
+    "greedy_matching_smi",
+    # communities
+    "louvain_communities",
+    "louvain_partitions",
 ]

@@ -12,7 +12,11 @@ import numpy as np
 
 GENERATORS = ("random", "rmat", "geometric", "delaunay")
 # Subcommands of other problems: (module, function adding the subparser).
-EXTRA_COMMANDS = ()
+EXTRA_COMMANDS = (
+    ("nx_gpumatch.cli_b_matching", "add_b_matching_command"),
+    ("nx_gpumatch.cli_stable_marriage", "add_stable_marriage_command"),
+    ("nx_gpumatch.cli_louvain", "add_louvain_command"),
+)
 
 
 def load_graph(args, progress):

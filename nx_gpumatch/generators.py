@@ -25,7 +25,9 @@ def random_graph(n, m, seed=0, weights="uniform"):
     src = rng.integers(0, n, m, dtype=np.int64)
     dst = rng.integers(0, n, m, dtype=np.int64)
     w = _weights(rng, m, weights)
-    return Graph.from_arrays(src, dst, w, num_nodes=n, duplicates="max" if weights is None else "last")
+    keep = src != dst
+    w = None if w is None else w[keep]
+    return Graph.from_arrays(src[keep], dst[keep], w, num_nodes=n, duplicates="max" if weights is None else "last")
 
 
 def rmat(scale, edge_factor=8, kind="g500", seed=0, weights="uniform"):
@@ -49,7 +51,9 @@ def rmat(scale, edge_factor=8, kind="g500", seed=0, weights="uniform"):
         src |= down.astype(np.int64) << bit
         dst |= right.astype(np.int64) << bit
     perm = rng.permutation(n)
-    return Graph.from_arrays(perm[src], perm[dst], _weights(rng, m, weights), num_nodes=n)
+    w = _weights(rng, m, weights)
+    keep = src != dst  # R-MAT draws self-loops; the graphs are simple
+    return Graph.from_arrays(perm[src[keep]], perm[dst[keep]], None if w is None else w[keep], num_nodes=n)
 
 
 def random_geometric(n, radius=None, seed=0, weights="distance"):

@@ -58,7 +58,9 @@ class Graph:
 
     __networkx_backend__ = "gpumatch"
 
-    def __init__(self, num_nodes, edge_src, edge_dst, edge_weight, nodes=None, *, weight_attr="weight", loop_weight=None):
+    def __init__(
+        self, num_nodes, edge_src, edge_dst, edge_weight, nodes=None, *, weight_attr="weight", loop_weight=None, has_loop=None
+    ):
         # Internal: edges must already be unique, canonical (src < dst) and sorted.
         from nx_gpumatch.cpu.csr import build_csr
 
@@ -73,6 +75,7 @@ class Graph:
         # Self-loops are not arcs (no matching can use one) but clustering counts
         # them, so their weights are kept per vertex.
         self.loop_weight = np.zeros(self.num_nodes) if loop_weight is None else loop_weight
+        self.has_loop = (self.loop_weight != 0) if has_loop is None else has_loop
         # weights: the weight of each arc, so kernels scanning a row read it in place.
         self.indptr, self.indices, self.arc_edge, self.weights = build_csr(self.num_nodes, edge_src, edge_dst, edge_weight)
         self._cache = {}
@@ -111,8 +114,10 @@ class Graph:
         hi = np.maximum(src, dst)
         keep = lo != hi
         loop_weight = np.zeros(n)
+        has_loop = np.zeros(n, bool)
         if not keep.all():
             loops = np.flatnonzero(~keep)
+            has_loop[lo[loops]] = True
             if duplicates == "last":
                 loop_weight[lo[loops]] = w[loops]  # fancy assignment keeps the last write
             else:
@@ -135,7 +140,7 @@ class Graph:
             raise ValueError("duplicates must be 'last' or 'max'")
         esrc = (ukey // n).astype(np.int32) if n else ukey.astype(np.int32)
         edst = (ukey % n).astype(np.int32) if n else ukey.astype(np.int32)
-        return cls(n, esrc, edst, np.ascontiguousarray(w, np.float64), nodes, loop_weight=loop_weight)
+        return cls(n, esrc, edst, np.ascontiguousarray(w, np.float64), nodes, loop_weight=loop_weight, has_loop=has_loop)
 
     @classmethod
     def from_networkx(cls, G, weight="weight", default=1):
@@ -292,10 +297,13 @@ class Graph:
             self._cache["arc_rank"] = gather_int32(self.edge_rank(), self.arc_edge)
         return self._cache["arc_rank"]
 
-    def with_weights(self, edge_weight, weight_attr=None):
-        """The same structure with other per-edge weights (arrays are shared)."""
+    def with_weights(self, edge_weight, weight_attr=None, loop_weight=None):
+        """The same structure with other per-edge (and self-loop) weights; the
+        structure arrays are shared."""
         g = object.__new__(Graph)
         g.__dict__.update(self.__dict__)
+        if loop_weight is not None:
+            g.loop_weight = loop_weight
         g.edge_weight = np.ascontiguousarray(edge_weight, np.float64)
         g.weights = g.edge_weight[self.arc_edge]
         g.weight_attr = weight_attr
@@ -310,7 +318,10 @@ class Graph:
         """
         if "unweighted" not in self._cache:
             unit = bool((self.edge_weight == 1).all())
-            self._cache["unweighted"] = self if unit else self.with_weights(np.ones(self.num_edges))
+            unit = unit and bool((self.loop_weight == self.has_loop).all())
+            self._cache["unweighted"] = (
+                self if unit else self.with_weights(np.ones(self.num_edges), loop_weight=self.has_loop.astype(np.float64))
+            )
         return self._cache["unweighted"]
 
     # --------------------------------------------------------------- export
@@ -325,6 +336,8 @@ class Graph:
             ((labels[u], labels[v], w) for u, v, w in zip(self.edge_src.tolist(), self.edge_dst.tolist(), self.edge_weight.tolist())),
             weight=attr,
         )
+        loops = np.flatnonzero(self.has_loop).tolist()
+        G.add_weighted_edges_from(((labels[v], labels[v], float(self.loop_weight[v])) for v in loops), weight=attr)
         return G
 
 

@@ -13,7 +13,7 @@ import importlib
 from nx_gpumatch.graph import Graph
 
 # Modules under nx_gpumatch.algorithms whose DISPATCH dicts are registered.
-_PROBLEMS = ("matching",)
+_PROBLEMS = ("matching", "stable_marriage", "b_matching", "louvain")
 
 
 class BackendInterface:

@@ -134,7 +134,7 @@ def _min_weight_mate(graph):
     if graph.num_edges == 0:
         return np.full(graph.num_nodes, -1, np.int64)
     top = float(graph.edge_weight.max())
-    loops = graph.loop_weight[graph.loop_weight != 0]
+    loops = graph.loop_weight[graph.has_loop]
     if loops.size:
         top = max(top, float(loops.max()))
     return _exact(graph.with_weights((top + 1.0) - graph.edge_weight), True)

@@ -1,0 +1,455 @@
+// Louvain community detection on the GPU (seed 000, paper III).
+//
+// Read side by side with nx_gpumatch/cpu/louvain.py: the rules are the same,
+// so on weights whose sums are exact (integers) both engines return the same
+// partition. Per sweep the host walks the degree buckets and their commit
+// batches; for each batch it launches
+//   * compute_moves_group / compute_moves_block: the new community of every
+//     vertex of the batch (computeMove), with threads per vertex scaled to
+//     the degree: 4, 8, 16 or 32 lanes of a warp, or a whole block, each
+//     vertex with its own open-addressing hash table of neighbour
+//     communities in shared memory (or, for the largest degrees, in global
+//     memory), slots claimed with CAS;
+//   * commit_moves: the batch's moves applied, community degrees and sizes
+//     updated with atomics, neighbours of movers flagged for another look;
+// and after the sweep intra_weights recomputes the inner weight of flagged
+// vertices for the modularity. Aggregation (merge_communities) hashes the
+// neighbour communities of all members of a community, again in shared or
+// global memory, and writes the merged rows; a prefix sum on the host side
+// gives the new row offsets.
+//
+// The move rule: v joins the neighbouring community c maximising
+// w(v, c) - a[c] * resolution * k[v] / 2m (ties: lowest priority), if that
+// beats staying, w(v, own - v) - (a[own] - k[v]) * resolution * k[v] / 2m. A
+// singleton may not join a singleton of its own batch with a higher priority
+// (no swaps). Products and differences are rounded separately (no fused
+// multiply-add) so that they match the CPU engine bit for bit.
+
+#define EMPTY_KEY (-1)
+#define FULL_MASK 0xFFFFFFFFu
+#define BLOCK 128
+#define WARPS (BLOCK / 32)
+#define NO_PRIO 0x7FFFFFFF
+
+#ifdef NX_GPUMATCH_EMULATION
+__device__ __forceinline__ double mul_rn(double a, double b) { return a * b; }
+__device__ __forceinline__ double sub_rn(double a, double b) { return a - b; }
+#else
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+#endif
+
+// Slots are claimed by other threads while this one probes; volatile keeps
+// each read a real load.
+__device__ __forceinline__ int load_key(const int* key, long long h) { return *(const volatile int*)(key + h); }
+
+// Add wt to community c's slot of the table (key, val, rep) of `size` slots,
+// claiming an empty slot with CAS if c is not there yet (double hashing; the
+// step is coprime to the size: size is prime, or a power of two with an odd
+// step). The thread that claims a slot records neighbour j in rep.
+__device__ __forceinline__ void table_add(int* key, double* val, int* rep, long long size, int pow2, int c, int j, double wt)
+{
+    long long h, step;
+    if (pow2) {
+        const unsigned long long x = (unsigned long long)(unsigned)c * 0x9E3779B97F4A7C15ull;
+        h = (long long)((x >> 32) & (unsigned long long)(size - 1));
+        step = (long long)(((x >> 16) | 1ull) & (unsigned long long)(size - 1));
+        if (step == 0) step = 1;
+    } else {
+        h = c % size;
+        step = size > 1 ? 1 + c % (size - 1) : 1;
+    }
+    for (;;) {
+        int cur = load_key(key, h);
+        if (cur == EMPTY_KEY) {
+            cur = atomicCAS(key + h, EMPTY_KEY, c);
+            if (cur == EMPTY_KEY) {
+                atomicAdd(val + h, wt);
+                if (rep) rep[h] = j;
+                return;
+            }
+        }
+        if (cur == c) {
+            atomicAdd(val + h, wt);
+            return;
+        }
+        h += step;
+        if (h >= size) h -= size;
+    }
+}
+
+// Best candidate so far: highest score, ties to the lowest priority.
+struct Cand {
+    double score;
+    int prio;
+    int comm;  // -1: none
+};
+
+__device__ __forceinline__ bool better(double s1, int p1, int c1, double s2, int p2, int c2)
+{
+    if (c2 < 0) return c1 >= 0;
+    if (c1 < 0) return false;
+    return s1 > s2 || (s1 == s2 && p1 < p2);
+}
+
+// Look at one table slot for vertex v: its own community's weight goes to
+// e_own, any other community is a candidate unless the singleton rule bars it.
+__device__ __forceinline__ void consider(int c, double wc, int j, int own, double scale, bool single, int bv, int prio_own,
+                                         const double* __restrict__ a, const int* __restrict__ size,
+                                         const int* __restrict__ prio, const int* __restrict__ batch, double& e_own, Cand& best)
+{
+    if (c == EMPTY_KEY) return;
+    if (c == own) {
+        e_own += wc;
+        return;
+    }
+    const double sc = sub_rn(wc, mul_rn(a[c], scale));
+    const int pc = prio[c];
+    if (!better(sc, pc, c, best.score, best.prio, best.comm)) return;
+    if (single && size[c] == 1 && batch[j] == bv && pc > prio_own) return;
+    best.score = sc;
+    best.prio = pc;
+    best.comm = c;
+}
+
+__device__ __forceinline__ int decide(const Cand& best, double e_own, int own, double kv, double scale, const double* __restrict__ a)
+{
+    if (best.comm < 0) return own;
+    const double stay = sub_rn(e_own, mul_rn(a[own] - kv, scale));
+    return best.score > stay ? best.comm : own;
+}
+
+// Reduce (best, e_own) over the `width` lanes of a group (xor butterfly: every
+// lane ends with the result). e_own is held by at most one lane, so the sum
+// is exact.
+__device__ __forceinline__ void group_reduce(unsigned mask, int width, Cand& best, double& e_own)
+{
+    for (int off = width >> 1; off > 0; off >>= 1) {
+        const double s = __shfl_xor_sync(mask, best.score, off, width);
+        const int p = __shfl_xor_sync(mask, best.prio, off, width);
+        const int c = __shfl_xor_sync(mask, best.comm, off, width);
+        const double e = __shfl_xor_sync(mask, e_own, off, width);
+        if (better(s, p, c, best.score, best.prio, best.comm)) {
+            best.score = s;
+            best.prio = p;
+            best.comm = c;
+        }
+        e_own += e;
+    }
+}
+
+// ------------------------------------------------------------ computeMove
+// Vertices verts[0:count] of one batch, `width` lanes each (4, 8, 16 or 32;
+// BLOCK / width vertices per block), each with a table of `slots` entries
+// (a prime above 1.5 times the bucket's largest degree) in dynamic shared
+// memory: slots doubles, then slots keys, then slots neighbours per vertex.
+extern "C" __global__ void compute_moves_group(int count, const int* __restrict__ verts, const long long* __restrict__ indptr,
+                                               const int* __restrict__ indices, const double* __restrict__ w,
+                                               const double* __restrict__ k, const int* __restrict__ comm,
+                                               const double* __restrict__ a, const int* __restrict__ size,
+                                               const int* __restrict__ prio, const int* __restrict__ batch,
+                                               unsigned char* active, double res_over_m2, int width, int slots, int* newc)
+{
+    extern __shared__ double smem[];
+    const int groups = BLOCK / width;
+    const int g = threadIdx.x / width;
+    const int lane = threadIdx.x % width;
+    const unsigned mask = width == 32 ? FULL_MASK : (((1u << width) - 1u) << (threadIdx.x & 31 & ~(width - 1)));
+    double* val = smem + (long long)g * slots;
+    int* key = (int*)(smem + (long long)groups * slots) + g * slots;
+    int* rep = (int*)(smem + (long long)groups * slots) + (groups + g) * slots;
+
+    const long long i = (long long)blockIdx.x * groups + g;
+    if (i >= count) return;  // the whole group leaves together
+    const int v = verts[i];
+    const int act = active[v];
+    __syncwarp(mask);  // every lane has read the flag before it is cleared
+    if (!act) {
+        if (lane == 0) newc[v] = comm[v];
+        return;
+    }
+    if (lane == 0) active[v] = 0;
+    for (int s = lane; s < slots; s += width) {
+        key[s] = EMPTY_KEY;
+        val[s] = 0.0;
+    }
+    __syncwarp(mask);
+    const long long lo = indptr[v], hi = indptr[v + 1];
+    for (long long p = lo + lane; p < hi; p += width) {
+        const int j = indices[p];
+        table_add(key, val, rep, slots, 0, comm[j], j, w[p]);
+    }
+    __syncwarp(mask);
+    const int own = comm[v];
+    const double kv = k[v];
+    const double scale = mul_rn(res_over_m2, kv);
+    const bool single = size[own] == 1;
+    const int bv = batch[v];
+    const int po = prio[own];
+    Cand best = {0.0, NO_PRIO, -1};
+    double e_own = 0.0;
+    for (int s = lane; s < slots; s += width) consider(key[s], val[s], rep[s], own, scale, single, bv, po, a, size, prio, batch, e_own, best);
+    group_reduce(mask, width, best, e_own);
+    if (lane == 0) newc[v] = decide(best, e_own, own, kv, scale, a);
+}
+
+// A whole block per vertex. Shared table (global_table == 0): `slots`
+// entries in dynamic shared memory as above. Global table: the batch's vertex
+// i uses slots table_off[i] .. table_off[i+1] of tkey/tval/trep
+// (a power of two of at least 1.5 times its degree). Blocks stride over the
+// batch.
+extern "C" __global__ void compute_moves_block(int count, const int* __restrict__ verts, const long long* __restrict__ indptr,
+                                               const int* __restrict__ indices, const double* __restrict__ w,
+                                               const double* __restrict__ k, const int* __restrict__ comm,
+                                               const double* __restrict__ a, const int* __restrict__ size,
+                                               const int* __restrict__ prio, const int* __restrict__ batch,
+                                               unsigned char* active, double res_over_m2, int slots, int global_table,
+                                               const long long* __restrict__ table_off, int* tkey, double* tval, int* trep,
+                                               int* newc)
+{
+    extern __shared__ double smem[];
+    __shared__ double red_score[WARPS], red_e[WARPS];
+    __shared__ int red_prio[WARPS], red_comm[WARPS];
+    __shared__ int s_act;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (long long i = blockIdx.x; i < count; i += gridDim.x) {
+        const int v = verts[i];
+        int* key;
+        double* val;
+        int* rep;
+        long long tsize;
+        int pow2;
+        if (global_table) {
+            key = tkey + table_off[i];
+            val = tval + table_off[i];
+            rep = trep + table_off[i];
+            tsize = table_off[i + 1] - table_off[i];
+            pow2 = 1;
+        } else {
+            val = smem;
+            key = (int*)(smem + slots);
+            rep = key + slots;
+            tsize = slots;
+            pow2 = 0;
+        }
+        if (threadIdx.x == 0) s_act = active[v];
+        __syncthreads();
+        const int act = s_act;
+        if (!act) {
+            if (threadIdx.x == 0) newc[v] = comm[v];
+            __syncthreads();  // s_act is read by all before the next vertex writes it
+            continue;
+        }
+        if (threadIdx.x == 0) active[v] = 0;
+        for (long long s = threadIdx.x; s < tsize; s += BLOCK) {
+            key[s] = EMPTY_KEY;
+            val[s] = 0.0;
+        }
+        __syncthreads();
+        const long long lo = indptr[v], hi = indptr[v + 1];
+        for (long long p = lo + threadIdx.x; p < hi; p += BLOCK) {
+            const int j = indices[p];
+            table_add(key, val, rep, tsize, pow2, comm[j], j, w[p]);
+        }
+        __syncthreads();
+        const int own = comm[v];
+        const double kv = k[v];
+        const double scale = mul_rn(res_over_m2, kv);
+        const bool single = size[own] == 1;
+        const int bv = batch[v];
+        const int po = prio[own];
+        Cand best = {0.0, NO_PRIO, -1};
+        double e_own = 0.0;
+        for (long long s = threadIdx.x; s < tsize; s += BLOCK)
+            consider(key[s], val[s], rep[s], own, scale, single, bv, po, a, size, prio, batch, e_own, best);
+        group_reduce(FULL_MASK, 32, best, e_own);
+        if (lane == 0) {
+            red_score[warp] = best.score;
+            red_prio[warp] = best.prio;
+            red_comm[warp] = best.comm;
+            red_e[warp] = e_own;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int q = 1; q < WARPS; ++q) {
+                if (better(red_score[q], red_prio[q], red_comm[q], best.score, best.prio, best.comm)) {
+                    best.score = red_score[q];
+                    best.prio = red_prio[q];
+                    best.comm = red_comm[q];
+                }
+                e_own += red_e[q];
+            }
+            newc[v] = decide(best, e_own, own, kv, scale, a);
+        }
+        __syncthreads();  // the table and the reduction slots are free again
+    }
+}
+
+// ------------------------------------------------------------------ commit
+// Apply the batch's moves: community degrees and sizes change atomically
+// (exact on integer weights, so the order does not matter there); a mover and
+// its neighbours are flagged dirty (inner weight to recompute) and the
+// neighbours active (to be looked at again). Flags only go from 0 to 1.
+extern "C" __global__ void commit_moves(int count, const int* __restrict__ verts, const int* __restrict__ newc, int* comm,
+                                        const double* __restrict__ k, double* a, int* size, const long long* __restrict__ indptr,
+                                        const int* __restrict__ indices, unsigned char* active, unsigned char* dirty, int* moved)
+{
+    int mine = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+        const int v = verts[i];
+        const int c = newc[v], o = comm[v];
+        if (c == o) continue;
+        const double kv = k[v];
+        atomicAdd(a + o, -kv);
+        atomicAdd(a + c, kv);
+        atomicSub(size + o, 1);
+        atomicAdd(size + c, 1);
+        comm[v] = c;
+        dirty[v] = 1;
+        for (long long p = indptr[v]; p < indptr[v + 1]; ++p) {
+            const int j = indices[p];
+            active[j] = 1;
+            dirty[j] = 1;
+        }
+        ++mine;
+    }
+    if (mine) atomicAdd(moved, mine);
+}
+
+// intra[v] = weight of v's arcs inside its community plus twice its self-loop,
+// for dirty vertices (summed in row order, as on the CPU); clears the flags.
+extern "C" __global__ void intra_weights(int n, const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                         const double* __restrict__ w, const double* __restrict__ loop,
+                                         const int* __restrict__ comm, unsigned char* dirty, double* intra)
+{
+    for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n; v += (long long)gridDim.x * blockDim.x) {
+        if (!dirty[v]) continue;
+        const int c = comm[v];
+        double s = 0.0;
+        for (long long p = indptr[v]; p < indptr[v + 1]; ++p)
+            if (comm[indices[p]] == c) s += w[p];
+        intra[v] = s + 2.0 * loop[v];
+        dirty[v] = 0;
+    }
+}
+
+// ------------------------------------------------------------- aggregation
+// mergeCommunity: new vertex x (communities comms[0:count] of one bucket,
+// members[ptr[x]:ptr[x+1]]) gets one arc per neighbouring community with the
+// summed weight, written at out_off[x] onwards of (out_idx, out_w) in table
+// order; ocount[x] is the number written. Inner arcs and the members'
+// self-loops make up its self-loop. A block per community; the table is
+// `slots` entries of dynamic shared memory (global_table == 0) or slots
+// table_off[i] .. table_off[i+1] of the global tkey/tval. Blocks stride over
+// the communities.
+extern "C" __global__ void merge_communities(int count, const int* __restrict__ comms, const long long* __restrict__ ptr,
+                                             const int* __restrict__ members, const int* __restrict__ newid,
+                                             const int* __restrict__ comm, const long long* __restrict__ indptr,
+                                             const int* __restrict__ indices, const double* __restrict__ w,
+                                             const double* __restrict__ loop, int slots, int global_table,
+                                             const long long* __restrict__ table_off, int* tkey, double* tval,
+                                             const long long* __restrict__ out_off, int* out_idx, double* out_w,
+                                             long long* ocount, double* loop_new)
+{
+    extern __shared__ double smem[];
+    __shared__ double red_in[WARPS], red_lp[WARPS];
+    __shared__ int warp_base[WARPS + 1];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (long long i = blockIdx.x; i < count; i += gridDim.x) {
+        const int x = comms[i];
+        int* key;
+        double* val;
+        long long tsize;
+        int pow2;
+        if (global_table) {
+            key = tkey + table_off[i];
+            val = tval + table_off[i];
+            tsize = table_off[i + 1] - table_off[i];
+            pow2 = 1;
+        } else {
+            val = smem;
+            key = (int*)(smem + slots);
+            tsize = slots;
+            pow2 = 0;
+        }
+        for (long long s = threadIdx.x; s < tsize; s += BLOCK) {
+            key[s] = EMPTY_KEY;
+            val[s] = 0.0;
+        }
+        __syncthreads();
+        double inner = 0.0, lp = 0.0;
+        for (long long t = ptr[x]; t < ptr[x + 1]; ++t) {  // members one after another, all threads on each
+            const int v = members[t];
+            if (threadIdx.x == 0) lp += loop[v];
+            for (long long p = indptr[v] + threadIdx.x; p < indptr[v + 1]; p += BLOCK) {
+                const int d = newid[comm[indices[p]]];
+                if (d == x)
+                    inner += w[p];
+                else
+                    table_add(key, val, nullptr, tsize, pow2, d, -1, w[p]);
+            }
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            inner += __shfl_xor_sync(FULL_MASK, inner, off);
+            lp += __shfl_xor_sync(FULL_MASK, lp, off);
+        }
+        if (lane == 0) {
+            red_in[warp] = inner;
+            red_lp[warp] = lp;
+        }
+        __syncthreads();
+        // Compaction: slots in table order, chunk by chunk; each warp counts its
+        // occupied slots with a ballot, a prefix over the warps places them.
+        long long written = 0;
+        for (long long base = 0; base < tsize; base += BLOCK) {
+            const long long s = base + threadIdx.x;
+            const int c = s < tsize ? key[s] : EMPTY_KEY;
+            const unsigned occ = __ballot_sync(FULL_MASK, c != EMPTY_KEY);
+            if (lane == 0) warp_base[warp + 1] = __popc(occ);
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                warp_base[0] = 0;
+                for (int q = 0; q < WARPS; ++q) warp_base[q + 1] += warp_base[q];
+            }
+            __syncthreads();
+            if (c != EMPTY_KEY) {
+                const long long at = out_off[x] + written + warp_base[warp] + __popc(occ & ((1u << lane) - 1u));
+                out_idx[at] = c;
+                out_w[at] = val[s];
+            }
+            written += warp_base[WARPS];
+            __syncthreads();  // warp_base is rewritten by the next chunk
+        }
+        if (threadIdx.x == 0) {
+            double tin = 0.0, tlp = 0.0;
+            for (int q = 0; q < WARPS; ++q) {
+                tin += red_in[q];
+                tlp += red_lp[q];
+            }
+            ocount[x] = written;
+            loop_new[x] = tlp + 0.5 * tin;  // each inner edge was seen from both ends
+        }
+        __syncthreads();
+    }
+}
+
+// Rows of the merged graph moved to their final place: new vertex x copies
+// ocount[x] arcs from out_off[x] to indptr2[x]; k2[x] = its row sum plus
+// twice its self-loop (row order, as on the CPU).
+extern "C" __global__ void compact_rows(int K, const long long* __restrict__ out_off, const long long* __restrict__ ocount,
+                                        const int* __restrict__ out_idx, const double* __restrict__ out_w,
+                                        const long long* __restrict__ indptr2, const double* __restrict__ loop2, int* indices2,
+                                        double* w2, double* k2)
+{
+    for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < K; x += (long long)gridDim.x * blockDim.x) {
+        const long long src = out_off[x], dst = indptr2[x];
+        double s = 0.0;
+        for (long long q = 0; q < ocount[x]; ++q) {
+            indices2[dst + q] = out_idx[src + q];
+            const double wq = out_w[src + q];
+            w2[dst + q] = wq;
+            s += wq;
+        }
+        k2[x] = s + 2.0 * loop2[x];
+    }
+}

@@ -1,0 +1,330 @@
+"""Louvain community detection front end, with networkx's semantics.
+
+Levels, ``max_level``, ``resolution`` and ``threshold`` (the gain below which
+the method stops) behave as in ``networkx.community.louvain_communities``; the
+engines are the GPU algorithm of seed 000 (paper III) and its CPU counterpart
+(see :mod:`nx_gpumatch.cpu.louvain`). Levels whose graph has at least
+``louvain_fine_below`` vertices (config) end their sweeps at the coarse
+``louvain_coarse_threshold``; smaller ones at ``threshold``.
+
+``seed`` sets the vertex order (a permutation of the vertices), which orders
+each degree bucket and breaks ties between equally good moves; ``seed=None``
+keeps the graph's own order (networkx's dispatcher always passes a
+``random.Random``, so dispatched calls without a seed get a random order, as
+networkx's own do).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import numpy as np
+
+from nx_gpumatch.algorithms._convert import label_array, to_graph
+from nx_gpumatch.config import get_config, resolve_device
+
+__all__ = ["louvain_communities", "louvain_partitions"]
+
+
+# --------------------------------------------------------------- checking
+def _check_params(resolution, threshold, max_level=None):
+    for name, val in (("resolution", resolution), ("threshold", threshold)):
+        if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)) or not np.isfinite(val):
+            raise ValueError(f"{name} must be a finite number, got {val!r}")
+    if max_level is not None:
+        if isinstance(max_level, bool) or not isinstance(max_level, (int, np.integer)) or max_level <= 0:
+            raise ValueError("max_level argument must be a positive integer or None")
+
+
+def _check_weights(graph):
+    if graph.num_edges and float(graph.edge_weight.min()) < 0:
+        e = int(np.argmin(graph.edge_weight))
+        u, v = graph.label(int(graph.edge_src[e])), graph.label(int(graph.edge_dst[e]))
+        raise ValueError(f"Louvain needs non-negative edge weights; edge ({u!r}, {v!r}) has weight {graph.edge_weight[e]!r}")
+    if graph.num_nodes and float(graph.loop_weight.min()) < 0:
+        v = int(np.argmin(graph.loop_weight))
+        raise ValueError(f"Louvain needs non-negative edge weights; the self-loop at {graph.label(v)!r} has weight {graph.loop_weight[v]!r}")
+
+
+def _arrays(graph, weighted):
+    """(indptr, indices, arc weights, self-loop weights) of the graph to cluster."""
+    if weighted:
+        return graph.indptr, graph.indices, graph.weights, graph.loop_weight
+    g = graph.unweighted()  # networkx counts every edge and self-loop as 1
+    return g.indptr, g.indices, g.weights, g.loop_weight
+
+
+def _order(n, seed):
+    """The vertex order: None for the graph's own, else a seeded permutation.
+
+    An int seed means ``random.Random(seed)``, which is what networkx's
+    dispatcher passes for it, so both entry points agree.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seed = random.Random(int(seed))
+    if isinstance(seed, random.Random):
+        key = seed.getrandbits(64)
+    elif isinstance(seed, np.random.Generator):
+        key = int(seed.integers(0, 2**63))
+    elif isinstance(seed, np.random.RandomState):
+        key = int(seed.randint(0, 2**62))
+    else:
+        raise ValueError(f"seed must be None, an int, a random.Random or a numpy random generator, got {seed!r}")
+    return np.random.default_rng(key).permutation(n).astype(np.int32)
+
+
+# ----------------------------------------------------------------- levels
+def levels(graph, *, weighted=True, resolution=1, threshold=1e-7, seed=None, device=None, threads=None, progress=None):
+    """Generator of ``(labels, info)`` per level for a :class:`~nx_gpumatch.Graph`.
+
+    ``labels`` is an int32 array (community of each vertex, 0..k-1) and
+    ``info`` a dict: ``level``, ``vertices``, ``edges``, ``modularity``,
+    ``moves``, ``sweeps``, ``engine``. ``progress``: None shows a per-level
+    display on a terminal for runs longer than a second, True always, False
+    never.
+    """
+    _check_params(resolution, threshold)
+    _check_weights(graph)
+    cfg = get_config()
+    indptr, indices, w, loop = _arrays(graph, weighted)
+    engine = resolve_device(device, graph.num_edges)
+    order = _order(graph.num_nodes, seed)
+    kw = dict(
+        resolution=float(resolution),
+        threshold=float(threshold),
+        coarse_threshold=float(cfg.louvain_coarse_threshold),
+        fine_below=int(cfg.louvain_fine_below),
+        order=order,
+    )
+    if engine == "gpu":
+        from nx_gpumatch.gpu import louvain as engine_mod
+
+        gen = engine_mod.louvain_levels(indptr, indices, w, loop, **kw)
+    else:
+        from nx_gpumatch import cpu
+        from nx_gpumatch.cpu import louvain as engine_mod
+
+        gen = _with_threads(cpu, threads, engine_mod.louvain_levels(indptr, indices, w, loop, **kw))
+    return _with_progress(gen, engine, progress)
+
+
+def _with_threads(cpu, threads, gen):
+    # Each step runs under the requested thread count, even when the caller
+    # interleaves other work between levels.
+    while True:
+        with cpu.threads(threads):
+            try:
+                item = next(gen)
+            except StopIteration:
+                return
+        yield item
+
+
+def _with_progress(gen, engine, progress):
+    bar = None
+    if progress is not False:
+        from tqdm import tqdm
+
+        bar = tqdm(
+            desc="Louvain",
+            unit="level",
+            file=sys.stderr,
+            disable=None if progress is None else False,
+            delay=1.0 if progress is None else 0.0,
+            leave=False,
+        )
+    try:
+        for level, (labels, info) in enumerate(gen, 1):
+            info = dict(info, level=level, engine=engine)
+            if bar is not None:
+                bar.set_postfix(vertices=info["vertices"], edges=info["edges"], Q=f"{info['modularity']:.5f}", sweeps=info["sweeps"])
+                bar.update(1)
+            yield labels, info
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+# ----------------------------------------------------------------- results
+def _communities(graph, labels):
+    """networkx's result: list of sets of node labels, by community id."""
+    k = int(labels.max()) + 1 if labels.shape[0] else 0
+    if k == 0:
+        return []
+    order = np.argsort(labels, kind="stable")
+    cuts = np.cumsum(np.bincount(labels, minlength=k))[:-1]
+    nodes = graph.nodes
+    out = []
+    for part in np.split(order, cuts):
+        ids = part.tolist()
+        out.append(set(ids) if nodes is None else {nodes[i] for i in ids})
+    return out
+
+
+def _result(graph, kind, labels):
+    if kind == "networkx":
+        return _communities(graph, labels)
+    if kind in ("graph", "array"):
+        return labels.astype(np.int64)
+    import pandas as pd
+
+    lab = label_array(graph)
+    vertex = np.arange(graph.num_nodes) if lab is None else lab
+    df = pd.DataFrame({"vertex": vertex, "community": labels.astype(np.int64)})
+    if kind == "cudf":
+        import cudf
+
+        return cudf.from_pandas(df)
+    return df
+
+
+# ------------------------------------------------------------- public API
+def louvain_partitions(
+    G,
+    weight="weight",
+    resolution=1,
+    threshold=1e-7,
+    seed=None,
+    *,
+    device=None,
+    threads=None,
+    progress=None,
+    source="source",
+    target="target",
+):
+    """Yield the partition after each level of the Louvain method.
+
+    Parameters are those of :func:`louvain_communities`, less ``max_level``.
+    Each partition comes in the caller's types: a list of sets of nodes for a
+    networkx graph, a DataFrame (``vertex``, ``community``) for a DataFrame, an
+    int64 array of community ids (one per vertex) otherwise.
+    """
+    graph, kind = to_graph(G, weight=weight, source=source, target=target)
+    gen = levels(graph, weighted=weight is not None, resolution=resolution, threshold=threshold, seed=seed, device=device, threads=threads, progress=progress)
+    return _partitions(graph, kind, gen)
+
+
+def _partitions(graph, kind, gen):
+    for labels, _info in gen:
+        yield _result(graph, kind, labels)
+
+
+def louvain_communities(
+    G,
+    weight="weight",
+    resolution=1,
+    threshold=1e-7,
+    max_level=None,
+    seed=None,
+    *,
+    device=None,
+    threads=None,
+    progress=None,
+    source="source",
+    target="target",
+):
+    """Communities of G by the Louvain method (networkx's semantics).
+
+    Parameters
+    ----------
+    G : networkx.Graph, pandas/cuDF DataFrame edge list, nx_gpumatch.Graph,
+        scipy sparse matrix or Matrix Market path
+    weight : str or None
+        Edge attribute / column of non-negative weights (None: all 1).
+    resolution : float
+        Below 1 favours larger communities, above 1 smaller ones.
+    threshold : float
+        The method stops once a level gains at most this much modularity; it
+        also ends the sweeps of levels with fewer than ``louvain_fine_below``
+        vertices (config).
+    max_level : int or None
+        At most this many levels.
+    seed : None, int, random.Random or numpy generator
+        Vertex order (see the module docstring); None keeps the graph's order.
+    device : "auto", "cpu", "gpu" or None (the config's)
+    threads : int or None
+        Numba threads (None: the config's).
+    progress : None, True or False
+        Per-level display on stderr: None shows it on a terminal for runs
+        longer than a second.
+
+    Returns
+    -------
+    list of sets of nodes for a networkx graph; DataFrame with columns
+    ``vertex`` and ``community`` (same library as the input) for a DataFrame;
+    otherwise an int64 array with the community id of each vertex.
+    """
+    _check_params(resolution, threshold, max_level)
+    graph, kind = to_graph(G, weight=weight, source=source, target=target)
+    labels = _final(graph, weight is not None, resolution, threshold, max_level, seed, device, threads, progress)
+    return _result(graph, kind, labels)
+
+
+def _final(graph, weighted, resolution, threshold, max_level, seed, device, threads, progress):
+    labels = None
+    for level, (labels, _info) in enumerate(
+        levels(graph, weighted=weighted, resolution=resolution, threshold=threshold, seed=seed, device=device, threads=threads, progress=progress), 1
+    ):
+        if max_level is not None and level >= max_level:
+            break
+    return labels
+
+
+# ------------------------------------------------------- networkx dispatch
+# These receive the Graph networkx converted (weights taken from ``weight``).
+
+
+def _nx_louvain_communities(G, weight="weight", resolution=1, threshold=0.0000001, max_level=None, seed=None, *, device=None):
+    _check_params(resolution, threshold, max_level)
+    labels = _final(G, weight is not None, resolution, threshold, max_level, seed, device, None, None)
+    return _communities(G, labels)
+
+
+def _nx_louvain_partitions(G, weight="weight", resolution=1, threshold=0.0000001, seed=None, *, device=None):
+    gen = levels(G, weighted=weight is not None, resolution=resolution, threshold=threshold, seed=seed, device=device)
+    return (_communities(G, labels) for labels, _info in gen)
+
+
+DISPATCH = {
+    "louvain_communities": _nx_louvain_communities,
+    "louvain_partitions": _nx_louvain_partitions,
+}
+
+
+def can_run(name, args, kwargs):
+    """Directed graphs and multigraphs stay with networkx (directed modularity;
+    parallel edges summed), which keeps networkx's results for them."""
+    G = args[0] if args else kwargs.get("G")
+    if G is None:
+        return True
+    if G.is_directed():
+        return "directed graphs use networkx's directed modularity, which gpumatch does not implement"
+    if G.is_multigraph():
+        return "gpumatch converts simple graphs only; networkx sums the parallel edges of multigraphs"
+    return True
+
+
+# networkx tests that demand one exact partition, the one networkx's own
+# visiting order gives, which this algorithm does not follow. (The karate
+# tests with seed=2 happen to pass and are not marked.)
+_EXACT_PARTITION = {
+    "test_multigraph": (
+        "compares the partition of a simple graph (computed here) with that of a multigraph "
+        "(left to networkx, which gpumatch does not convert): equal only under networkx's own visiting order"
+    ),
+}
+
+
+def on_start_tests(items):
+    import pytest
+
+    for item in items:
+        path = str(getattr(item, "path", getattr(item, "fspath", "")))
+        if not path.endswith("test_louvain.py"):
+            continue
+        reason = _EXACT_PARTITION.get(item.name)
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(reason=f"gpumatch Louvain: {reason}", strict=False))

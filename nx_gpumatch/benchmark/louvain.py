@@ -1,0 +1,157 @@
+"""Louvain: against networkx and NetworKit's PLM, in one process.
+
+``python -m nx_gpumatch.benchmark louvain [--repeat R] [--threads T]
+[--nx-n 100000 --nx-m 800000] [--plm-n 1000000 --plm-m 8000000]
+[--skip-networkx] [--skip-plm] [--device cpu|gpu]``
+
+(1) networkx's ``louvain_communities`` (one run: it is slow) against ours on
+the same networkx graph through the dispatcher (``backend="gpumatch"``), once
+converting the graph on each call and once with networkx's cached conversion,
+and on a prebuilt :class:`nx_gpumatch.Graph` (medians; seed 0 everywhere).
+(2) NetworKit ``PLM(refine=False)`` against ours on a prebuilt graph, medians of
+``--repeat`` runs each, both with ``--threads`` threads.
+Graphs come from ``generators.random_graph`` (seed 0, uniform weights,
+self-loops dropped).
+Modularity is computed for every partition by one numpy routine, so the
+numbers compare directly.
+"""
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from nx_gpumatch.benchmark import median_time
+
+
+def modularity(graph, labels):
+    """networkx's modularity (resolution 1) of integer labels on a Graph."""
+    labels = np.asarray(labels, np.int64)
+    w = graph.edge_weight
+    m = float(w.sum() + graph.loop_weight.sum())
+    inner = float(w[labels[graph.edge_src] == labels[graph.edge_dst]].sum() + graph.loop_weight.sum())
+    deg = np.bincount(graph.edge_src, w, graph.num_nodes) + np.bincount(graph.edge_dst, w, graph.num_nodes) + 2 * graph.loop_weight
+    vol = np.bincount(labels, deg)
+    return inner / m - float((vol * vol).sum()) / (4 * m * m)
+
+
+def _labels_from_sets(graph, parts):
+    index = {v: i for i, v in enumerate(graph.labels())}
+    labels = np.empty(graph.num_nodes, np.int64)
+    for c, part in enumerate(parts):
+        for v in part:
+            labels[index[v]] = c
+    return labels
+
+
+def _graph(n, m):
+    """The benchmark graph: ``random_graph(n, m, seed=0)`` without its few
+    self-loops, which networkx's and NetworKit's copies would not carry."""
+    from nx_gpumatch import Graph
+    from nx_gpumatch.generators import random_graph
+
+    g = random_graph(n, m, seed=0)
+    return Graph.from_arrays(g.edge_src, g.edge_dst, g.edge_weight, num_nodes=g.num_nodes)
+
+
+def _networkit_graph(graph):
+    import networkit as nk
+
+    G = nk.Graph(graph.num_nodes, weighted=True)
+    G.addEdges((graph.edge_weight, (graph.edge_src.astype(np.uint64), graph.edge_dst.astype(np.uint64))))
+    return G
+
+
+def vs_networkx(n, m, repeat, threads, device):
+    import networkx as nx
+
+    import nx_gpumatch as gm
+
+    g = _graph(n, m)
+    G = g.to_networkx()
+    gm.louvain_communities(g, seed=0, threads=threads, device=device, progress=False)  # compile / load caches
+    print(f"networkx vs nx_gpumatch, random graph n={g.num_nodes} m={g.num_edges}", flush=True)
+    t = time.perf_counter()
+    ref = nx.community.louvain_communities(G, seed=0, backend="networkx")
+    t_nx = time.perf_counter() - t
+    q_nx = modularity(g, _labels_from_sets(g, ref))
+    print(f"  networkx louvain_communities          : {t_nx:9.2f} s   Q={q_nx:.5f}  ({len(ref)} communities)", flush=True)
+
+    reps = max(1, min(repeat, 3))
+    fresh = [G.copy() for _ in range(reps)]  # no cached conversion: each call converts
+
+    def dispatched():
+        return nx.community.louvain_communities(fresh.pop(), seed=0, backend="gpumatch")
+
+    t_disp, parts = median_time(dispatched, repeat=reps, warmup=0)
+    q_disp = modularity(g, _labels_from_sets(g, parts))
+    nx.config.warnings_to_ignore.add("cache")
+    nx.community.louvain_communities(G, seed=0, backend="gpumatch")  # fills G's conversion cache
+    t_cached, _ = median_time(lambda: nx.community.louvain_communities(G, seed=0, backend="gpumatch"), repeat=repeat, warmup=0)
+    t_graph, labels = median_time(lambda: gm.louvain_communities(g, seed=0, threads=threads, device=device, progress=False), repeat=repeat, warmup=0)
+    q_graph = modularity(g, labels)
+    print(f"  gpumatch via dispatch, converting     : {t_disp:9.3f} s   Q={q_disp:.5f}   speed-up {t_nx / t_disp:7.0f}x")
+    print(f"  gpumatch via dispatch, cached convert : {t_cached:9.3f} s   Q={q_disp:.5f}   speed-up {t_nx / t_cached:7.0f}x")
+    print(f"  gpumatch on a Graph                   : {t_graph:9.3f} s   Q={q_graph:.5f}   speed-up {t_nx / t_graph:7.0f}x")
+    print(f"  modularity ratio (dispatch / networkx): {q_disp / q_nx:.4f}", flush=True)
+    return t_nx / t_disp, q_disp / q_nx
+
+
+def vs_plm(n, m, repeat, threads, device):
+    import networkit as nk
+
+    import nx_gpumatch as gm
+
+    g = _graph(n, m)
+    nkG = _networkit_graph(g)
+    if threads is None:
+        import numba
+
+        threads = numba.get_num_threads()  # ours uses all of Numba's threads
+    nk.setNumberOfThreads(threads)
+    print(f"NetworKit PLM(refine=False) vs nx_gpumatch, random graph n={g.num_nodes} m={g.num_edges}, "
+          f"{nk.getMaxNumberOfThreads()} threads each", flush=True)
+    gm.louvain_communities(g, threads=threads, device=device, progress=False)  # compile / load caches
+
+    def plm():
+        algo = nk.community.PLM(nkG, refine=False)
+        algo.run()
+        return algo.getPartition()
+
+    # Interleave the runs so that machine noise hits both alike.
+    t_ours, t_plm = [], []
+    labels = part = None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        part = plm()
+        t_plm.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        labels = gm.louvain_communities(g, threads=threads, device=device, progress=False)
+        t_ours.append(time.perf_counter() - t)
+    q_plm = modularity(g, np.asarray(part.getVector(), np.int64))
+    q_ours = modularity(g, labels)
+    mo, mp = statistics.median(t_ours), statistics.median(t_plm)
+    print(f"  NetworKit PLM   : {mp:8.3f} s (median of {repeat}: {', '.join(f'{x:.2f}' for x in t_plm)})  Q={q_plm:.5f}")
+    print(f"  nx_gpumatch     : {mo:8.3f} s (median of {repeat}: {', '.join(f'{x:.2f}' for x in t_ours)})  Q={q_ours:.5f}")
+    print(f"  time ratio ours/PLM: {mo / mp:.3f}   modularity ratio ours/PLM: {q_ours / q_plm:.4f}", flush=True)
+    return mo / mp, q_ours / q_plm
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark louvain")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs (median), default 5")
+    ap.add_argument("--threads", type=int, default=None, help="threads for both engines (default: all cores)")
+    ap.add_argument("--device", choices=("auto", "cpu", "gpu"), default="cpu")
+    ap.add_argument("--nx-n", type=int, default=100_000)
+    ap.add_argument("--nx-m", type=int, default=800_000)
+    ap.add_argument("--plm-n", type=int, default=1_000_000)
+    ap.add_argument("--plm-m", type=int, default=8_000_000)
+    ap.add_argument("--skip-networkx", action="store_true")
+    ap.add_argument("--skip-plm", action="store_true")
+    args = ap.parse_args(argv)
+    if not args.skip_plm:
+        vs_plm(args.plm_n, args.plm_m, args.repeat, args.threads, args.device)
+    if not args.skip_networkx:
+        vs_networkx(args.nx_n, args.nx_m, args.repeat, args.threads, args.device)
+    return 0

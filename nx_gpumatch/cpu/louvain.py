@@ -1,0 +1,798 @@
+"""Parallel Louvain community detection on the CPU (seed 000, paper III).
+
+One level = modularity optimisation + aggregation, as in the GPU algorithm:
+
+* Optimisation sweeps the vertices degree bucket by degree bucket (the GPU's
+  thread groups). A bucket is cut into commit batches: the moves of a batch's
+  vertices are computed in parallel against the same state, then committed
+  in order before the next batch is computed. Batches hold about as many arcs
+  as the level has vertices (more if a bucket would need over MAX_BATCHES),
+  so a vertex has about one neighbour moving blindly with it; levels with few
+  arcs go one vertex at a time, as the sequential method does. Batches are redrawn every
+  sweep so that vertices undoing each other's moves do not meet again.
+* A vertex joins the neighbouring community of largest gain; ties go to the
+  lowest priority (position in the vertex order, which a seed may shuffle). A
+  singleton may join a singleton of the same batch only if that one has the
+  lower priority, so two singletons never swap. After the first sweep only
+  vertices with a neighbour that moved are looked at again.
+* Sweeps end when one gains at most the threshold (seed 000: a coarse one on
+  large levels), moves nothing, or after MAX_SWEEPS; a sweep that lowers
+  modularity is undone. Modularity is kept up to date move by move (inner
+  weight and squared community degrees), not recomputed.
+* Aggregation numbers the non-empty communities by a prefix sum and merges
+  each community's arcs in a sparse accumulator.
+
+Every float sum is taken in an order fixed by the graph and the vertex order,
+never by thread timing, so results do not depend on the number of threads.
+
+The gain of moving v (weighted degree k_v, self-loop counted twice) from its
+community A to B, times m, is (networkx's formula)
+
+    e_vB - e_v(A-v) - resolution * k_v * (a_B - (a_A - k_v)) / (2m)
+
+where a_C is the summed degree of community C and e_vC the weight of v's
+edges into C. Modularity is networkx's, self-loops included.
+"""
+
+import numpy as np
+from numba import get_thread_id, njit, prange
+
+# Upper degree bounds of the optimisation buckets (the last bucket is > 319),
+# from the GPU algorithm's thread groups: 4, 8, 16, 32 threads, a warp, a block
+# with a shared-memory hash table, a block with a global one.
+MOVE_BUCKETS = np.array([4, 8, 16, 32, 84, 319], np.int64)
+
+# A level stops after this many sweeps even if it still gains (NetworKit's PLM
+# caps its sweeps too): on levels that keep gaining a little, the next, smaller
+# level goes on at a fraction of the cost.
+MAX_SWEEPS = 16
+
+# A commit batch holds about BATCH_FRACTION * (movable vertices) arcs, which
+# keeps the mean number of neighbours a vertex has in its own batch (whose
+# moves it does not see) near BATCH_FRACTION.
+BATCH_FRACTION = 1.0
+
+# After the first sweep, batches are drawn for runs of this many consecutive
+# vertices of a bucket (whole runs keep memory accesses local).
+RUN = 16
+
+# At most this many commit batches per bucket and sweep: each costs the
+# threads a meeting, which dominates when a dense level is swept many times.
+MAX_BATCHES = 4
+
+# Levels with fewer arcs are swept one vertex at a time, as the sequential
+# method does (quality is best so and the sweep runs on one thread anyway).
+SEQUENTIAL_ARCS = 100_000
+
+# Commit batches with fewer arcs than this are computed on one thread. The
+# bound rises with the measured cost of starting the threads (a busy machine
+# can make that milliseconds): a parallel step must do at least that much work
+# at SECONDS_PER_ARC. Either way the results are the same.
+PARALLEL_MIN_ARCS = 20_000
+SECONDS_PER_ARC = 2e-9
+
+# Vertices (or communities) per unit of parallel work: a unit asks for its
+# thread's scratch rows once.
+_CHUNKS_PER_THREAD = 8
+
+
+# ------------------------------------------------------------------ buckets
+@njit(cache=True)
+def degree_buckets(indptr, bounds, order):
+    """Vertices with at least one neighbour grouped by degree bucket.
+
+    Returns (ptr, verts): bucket b holds verts[ptr[b]:ptr[b+1]] in the order of
+    ``order``; bucket b takes degrees in (bounds[b-1], bounds[b]], the last one
+    everything above bounds[-1]. Isolated vertices are left out: they never move.
+    """
+    n = indptr.shape[0] - 1
+    nb = bounds.shape[0] + 1
+    which = np.empty(n, np.int8)
+    ptr = np.zeros(nb + 1, np.int64)
+    for v in range(n):
+        d = indptr[v + 1] - indptr[v]
+        if d == 0:
+            which[v] = -1
+            continue
+        b = 0
+        while b < nb - 1 and d > bounds[b]:
+            b += 1
+        which[v] = b
+        ptr[b + 1] += 1
+    for b in range(nb):
+        ptr[b + 1] += ptr[b]
+    fill = ptr[:-1].copy()
+    verts = np.empty(ptr[nb], np.int32)
+    for t in range(n):
+        v = order[t]
+        b = which[v]
+        if b >= 0:
+            verts[fill[b]] = v
+            fill[b] += 1
+    return ptr, verts
+
+
+@njit(cache=True)
+def _mix(x):
+    """A 64-bit mixing function (splitmix64's finaliser)."""
+    z = np.uint64(x)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
+    """The order and commit batches of one sweep.
+
+    A bucket (verts[bptr[b]:bptr[b+1]], A arcs in all) is cut into
+    min(ceil(A / max_arcs), max_batches) batches (max_batches <= 0: no cap).
+    On the first sweep they are runs of the bucket's order (the vertex at
+    position t goes to batch floor(arcs before t / max_arcs)). On later sweeps
+    the bucket is cut into runs of RUN positions, shifted by a per-sweep
+    offset, and each run goes to a batch drawn by hashing (run, sweep); each
+    batch keeps the bucket's order. Redrawing the batches keeps two vertices
+    from meeting in one batch sweep after sweep, where simultaneous moves could
+    undo each other forever; whole runs keep neighbouring rows together in
+    memory. Returns (sverts, bounds, batch): the vertices in processing order,
+    the batch boundaries in it, and each vertex's batch number (-1 for
+    isolated ones).
+    """
+    nb = bptr.shape[0] - 1
+    N = verts.shape[0]
+    n = indptr.shape[0] - 1
+    sverts = np.empty(N, np.int32)
+    batch = np.full(n, -1, np.int32)
+    bounds = np.empty(N + 1, np.int64)
+    nbat = 0
+    salt = _mix(np.uint64(sweep) * np.uint64(0x9E3779B97F4A7C15))
+    for b in range(nb):
+        lo = bptr[b]
+        S = bptr[b + 1] - lo
+        if S == 0:
+            continue
+        A = 0
+        for t in range(S):
+            v = verts[lo + t]
+            A += indptr[v + 1] - indptr[v]
+        cap = max_arcs if max_batches <= 0 else max(max_arcs, (A + max_batches - 1) // max_batches)
+        if sweep == 0:
+            arcs = 0
+            last = -1
+            for t in range(S):
+                v = verts[lo + t]
+                sverts[lo + t] = v
+                j = arcs // cap
+                if j != last:
+                    bounds[nbat] = lo + t
+                    nbat += 1
+                    last = j
+                batch[v] = nbat - 1
+                arcs += indptr[v + 1] - indptr[v]
+            continue
+        nbb = min(max(1, (A + cap - 1) // cap), S)
+        count = np.zeros(nbb + 1, np.int64)
+        off = np.int64(salt % np.uint64(RUN))
+        for t in range(S):
+            v = verts[lo + t]
+            r = np.int64(_mix(np.uint64((t + off) // RUN) ^ salt) % np.uint64(nbb))
+            batch[v] = nbat + r
+            count[r + 1] += 1
+        for r in range(nbb):
+            count[r + 1] += count[r]
+            bounds[nbat + r] = lo + count[r]
+        for t in range(S):
+            v = verts[lo + t]
+            r = batch[v] - nbat
+            sverts[lo + count[r]] = v
+            count[r] += 1
+        nbat += nbb
+    bounds[nbat] = N
+    return sverts, bounds[: nbat + 1].copy(), batch
+
+
+@njit(cache=True)
+def _balanced_chunks(cost_prefix, nchunks):
+    """Split items 0..N-1 (cost_prefix has N+1 entries) into nchunks contiguous
+    ranges of about equal total cost; returns the N+1-style boundary array."""
+    N = cost_prefix.shape[0] - 1
+    bounds = np.empty(nchunks + 1, np.int64)
+    bounds[0] = 0
+    total = cost_prefix[N] - cost_prefix[0]
+    j = 0
+    for c in range(1, nchunks):
+        target = cost_prefix[0] + (total * c) // nchunks
+        while j < N and cost_prefix[j] < target:
+            j += 1
+        bounds[c] = j
+    bounds[nchunks] = N
+    return bounds
+
+
+# ----------------------------------------------------------- optimisation
+@njit(cache=True)
+def weighted_degrees(indptr, w, loop):
+    n = indptr.shape[0] - 1
+    k = np.empty(n, np.float64)
+    for v in range(n):
+        s = 0.0
+        for p in range(indptr[v], indptr[v + 1]):
+            s += w[p]
+        k[v] = s + 2.0 * loop[v]
+    return k
+
+
+@njit(cache=True, inline="always")
+def _best_move(v, indptr, indices, w, k, comm, a, size, prio, batch, res_over_m2, pos, buf_c, buf_j, buf_w):
+    """Community v should join (its own when nothing gains).
+
+    Neighbour weights are summed per community in a sparse accumulator
+    (pos[c] = slot of community c, -1 when absent; reset before returning).
+    Each slot also keeps the first neighbour seen in that community: for a
+    singleton community its only member, which tells whether it moves in the
+    same batch as v.
+    """
+    own = comm[v]
+    cnt = 0
+    for p in range(indptr[v], indptr[v + 1]):
+        j = indices[p]
+        c = comm[j]
+        q = pos[c]
+        if q < 0:
+            pos[c] = cnt
+            buf_c[cnt] = c
+            buf_j[cnt] = j
+            buf_w[cnt] = w[p]
+            cnt += 1
+        else:
+            buf_w[q] += w[p]
+    kv = k[v]
+    scale = res_over_m2 * kv
+    e_own = 0.0
+    best = np.int32(-1)
+    best_s = 0.0
+    single = size[own] == 1
+    bv = batch[v]
+    po = prio[own]
+    for q in range(cnt):
+        c = buf_c[q]
+        pos[c] = -1
+        if c == own:
+            e_own = buf_w[q]
+            continue
+        sc = buf_w[q] - a[c] * scale
+        if best >= 0 and (sc < best_s or (sc == best_s and prio[c] > prio[best])):
+            continue  # cannot beat the best allowed candidate so far
+        # Two singletons moving at once must not swap: only the one with the
+        # higher priority may join the other.
+        if single and batch[buf_j[q]] == bv and size[c] == 1 and prio[c] > po:
+            continue
+        best = c
+        best_s = sc
+    if best < 0:
+        return own
+    stay = e_own - (a[own] - kv) * scale
+    return best if best_s > stay else own
+
+
+@njit(cache=True, inline="always")
+def _move_one(v, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, pos, buf_c, buf_j, buf_w):
+    if active[v] == 0:
+        return comm[v]
+    active[v] = 0
+    return _best_move(v, indptr, indices, w, k, comm, a, size, prio, batch, res_over_m2, pos, buf_c, buf_j, buf_w)
+
+
+@njit(cache=True, parallel=True)
+def _compute_moves(verts, chunks, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, pos, buf_c, buf_j, buf_w, newc):
+    for ch in prange(chunks.shape[0] - 1):
+        tid = get_thread_id()
+        P = pos[tid]
+        C = buf_c[tid]
+        J = buf_j[tid]
+        W = buf_w[tid]
+        for t in range(chunks[ch], chunks[ch + 1]):
+            v = verts[t]
+            newc[v] = _move_one(v, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W)
+
+
+@njit(cache=True)
+def _compute_moves_serial(verts, lo, hi, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, pos, buf_c, buf_j, buf_w, newc):
+    P = pos[0]
+    C = buf_c[0]
+    J = buf_j[0]
+    W = buf_w[0]
+    for t in range(lo, hi):
+        v = verts[t]
+        newc[v] = _move_one(v, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W)
+
+
+@njit(cache=True)
+def _inner_change(v, newc, comm, batch, indptr, indices, w, active):
+    """Change of the total inner weight (arcs counted both ways) that v's move
+    brings, given the moves of v's batch; v's neighbours are flagged to be
+    looked at again. An arc to a vertex moving in the same batch is counted
+    here once and once from the other end."""
+    c = newc[v]
+    o = comm[v]
+    bv = batch[v]
+    d = 0.0
+    for p in range(indptr[v], indptr[v + 1]):
+        j = indices[p]
+        oj = comm[j]
+        nj = oj
+        mult = 2.0
+        if batch[j] == bv and newc[j] != oj:
+            nj = newc[j]
+            mult = 1.0
+        if nj == c:
+            d += mult * w[p]
+        if oj == o:
+            d -= mult * w[p]
+        active[j] = 1
+    return d
+
+
+@njit(cache=True, parallel=True)
+def _scan_moves(verts, chunks, newc, comm, batch, indptr, indices, w, active, change):
+    for ch in prange(chunks.shape[0] - 1):
+        for t in range(chunks[ch], chunks[ch + 1]):
+            v = verts[t]
+            if newc[v] != comm[v]:
+                change[v] = _inner_change(v, newc, comm, batch, indptr, indices, w, active)
+
+
+@njit(cache=True)
+def _scan_moves_serial(verts, lo, hi, newc, comm, batch, indptr, indices, w, active, change):
+    for t in range(lo, hi):
+        v = verts[t]
+        if newc[v] != comm[v]:
+            change[v] = _inner_change(v, newc, comm, batch, indptr, indices, w, active)
+
+
+@njit(cache=True)
+def _commit(verts, lo, hi, newc, comm, a, size, k, change):
+    """Apply a batch's moves in walk order (so every float sum is the same for
+    any thread count). Returns (moves, change of the summed squared community
+    degrees, change of the total inner weight)."""
+    moved = 0
+    dsq = 0.0
+    dinner = 0.0
+    for t in range(lo, hi):
+        v = verts[t]
+        c = newc[v]
+        o = comm[v]
+        if c != o:
+            dinner += change[v]
+            kv = k[v]
+            ao = a[o]
+            ac = a[c]
+            a[o] = ao - kv
+            a[c] = ac + kv
+            dsq += (a[o] * a[o] + a[c] * a[c]) - (ao * ao + ac * ac)
+            size[o] -= 1
+            size[c] += 1
+            comm[v] = c
+            moved += 1
+    return moved, dsq, dinner
+
+
+@njit(cache=True)
+def _intra_one(v, indptr, indices, w, loop, comm):
+    c = comm[v]
+    s = 0.0
+    for p in range(indptr[v], indptr[v + 1]):
+        if comm[indices[p]] == c:
+            s += w[p]
+    return s + 2.0 * loop[v]
+
+
+@njit(cache=True, parallel=True)
+def _intra(indptr, indices, w, loop, comm, out):
+    """out[v] = weight of v's arcs inside its community plus twice its self-loop."""
+    n = indptr.shape[0] - 1
+    for v in prange(n):
+        out[v] = _intra_one(v, indptr, indices, w, loop, comm)
+
+
+@njit(cache=True)
+def _sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+
+
+@njit(cache=True)
+def _sum_sq(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    return s
+
+
+@njit(cache=True)
+def level_modularity(indptr, indices, w, loop, comm, a, m2, resolution):
+    """networkx's modularity of the partition comm of this level's graph."""
+    n = indptr.shape[0] - 1
+    intra = np.empty(n, np.float64)
+    _intra(indptr, indices, w, loop, comm, intra)
+    return _sum(intra) / m2 - resolution * _sum_sq(a) / (m2 * m2)
+
+
+@njit(cache=True)
+def _active_chunks(verts, lo, hi, indptr, active, nchunks):
+    """Chunks of verts[lo:hi] balanced by the arcs of active vertices, and
+    that arc count."""
+    cnt = hi - lo
+    pre = np.empty(cnt + 1, np.int64)
+    pre[0] = 0
+    arcs = 0
+    for t in range(cnt):
+        v = verts[lo + t]
+        d = indptr[v + 1] - indptr[v] if active[v] else 0
+        arcs += d
+        pre[t + 1] = pre[t] + d + 1
+    b = _balanced_chunks(pre, min(nchunks, max(cnt, 1)))
+    for i in range(b.shape[0]):
+        b[i] += lo
+    return b, arcs
+
+
+def move_scratch(threads, n, maxdeg):
+    """Per-thread sparse accumulators for a level with n vertices and degrees
+    up to maxdeg: (pos, buf_c, buf_j, buf_w)."""
+    d = max(maxdeg, 1)
+    return np.full((threads, n), -1, np.int32), np.empty((threads, d), np.int32), np.empty((threads, d), np.int32), np.empty((threads, d), np.float64)
+
+
+@njit(cache=True)
+def optimise(indptr, indices, w, loop, k, order, prio, m2, resolution, threshold, bounds, batch_arcs, max_batches, pos, buf_c, buf_j, buf_w, nchunks, par_min_arcs, max_sweeps):
+    """Modularity optimisation of one level from singletons.
+
+    Each sweep visits the degree buckets in turn, every bucket cut into commit
+    batches (see :func:`sweep_schedule`); a vertex is looked at again only
+    after a neighbour has moved. Sweeps stop once one gains at most
+    ``threshold`` or moves nothing; a sweep that lowers modularity (moves
+    made together can) is undone.
+    Returns (comm, modularity, moves, sweeps).
+    """
+    n = indptr.shape[0] - 1
+    comm = np.arange(n).astype(np.int32)
+    a = k.copy()
+    size = np.ones(n, np.int32)
+    newc = comm.copy()
+    change = np.empty(n, np.float64)
+    active = np.ones(n, np.uint8)
+    inner = 0.0
+    for v in range(n):
+        inner += 2.0 * loop[v]
+    sq = _sum_sq(a)
+    res_over_m2 = resolution / m2
+    q = inner / m2 - resolution * sq / (m2 * m2)
+    bptr, verts = degree_buckets(indptr, bounds, order)
+    keep_comm = np.empty_like(comm)
+    keep_a = np.empty_like(a)
+    keep_size = np.empty_like(size)
+    total = 0
+    sweeps = 0
+    while sweeps < max_sweeps:
+        sverts, bat, batch = sweep_schedule(bptr, verts, indptr, batch_arcs, max_batches, sweeps)
+        sweeps += 1
+        keep_comm[:] = comm
+        keep_a[:] = a
+        keep_size[:] = size
+        keep_sq = sq
+        keep_inner = inner
+        moved = 0
+        for j in range(bat.shape[0] - 1):
+            lo = bat[j]
+            hi = bat[j + 1]
+            # Small batches run on the calling thread: waking the pool costs more.
+            chunks, arcs = _active_chunks(sverts, lo, hi, indptr, active, nchunks)
+            if nchunks > 1 and arcs >= par_min_arcs:
+                _compute_moves(sverts, chunks, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, pos, buf_c, buf_j, buf_w, newc)
+            else:
+                _compute_moves_serial(sverts, lo, hi, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, pos, buf_c, buf_j, buf_w, newc)
+            if nchunks > 1 and arcs >= par_min_arcs:
+                _scan_moves(sverts, chunks, newc, comm, batch, indptr, indices, w, active, change)
+            else:
+                _scan_moves_serial(sverts, lo, hi, newc, comm, batch, indptr, indices, w, active, change)
+            cnt, dsq, dinner = _commit(sverts, lo, hi, newc, comm, a, size, k, change)
+            sq += dsq
+            inner += dinner
+            moved += cnt
+        if moved == 0:
+            break
+        q_new = inner / m2 - resolution * sq / (m2 * m2)
+        if q_new < q:
+            comm[:] = keep_comm
+            a[:] = keep_a
+            size[:] = keep_size
+            sq = keep_sq
+            inner = keep_inner
+            break
+        total += moved
+        gain = q_new - q
+        q = q_new
+        if gain <= threshold:
+            break
+    return comm, q, total, sweeps
+
+
+# ------------------------------------------------------------- aggregation
+@njit(cache=True)
+def renumber(comm):
+    """Consecutive ids for the non-empty communities (in community-id order).
+
+    Returns (newid, K, ptr, members): community c becomes vertex newid[c];
+    new vertex x holds members[ptr[x]:ptr[x+1]] in increasing id order.
+    """
+    n = comm.shape[0]
+    cnt = np.zeros(n, np.int64)
+    for v in range(n):
+        cnt[comm[v]] += 1
+    newid = np.full(n, -1, np.int32)
+    K = 0
+    for c in range(n):
+        if cnt[c] > 0:
+            newid[c] = K
+            K += 1
+    ptr = np.zeros(K + 1, np.int64)
+    for c in range(n):
+        if cnt[c] > 0:
+            ptr[newid[c] + 1] = cnt[c]
+    for x in range(K):
+        ptr[x + 1] += ptr[x]
+    fill = ptr[:-1].copy()
+    members = np.empty(n, np.int32)
+    for v in range(n):
+        x = newid[comm[v]]
+        members[fill[x]] = v
+        fill[x] += 1
+    return newid, K, ptr, members
+
+
+@njit(cache=True, parallel=True)
+def _gather(values, idx, out):
+    for i in prange(idx.shape[0]):
+        out[i] = values[idx[i]]
+
+
+@njit(cache=True, parallel=True)
+def _merge(chunks, ptr, members, cx, indptr, indices, w, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop_new):
+    for ch in prange(chunks.shape[0] - 1):
+        P = pos[get_thread_id()]
+        for x in range(chunks[ch], chunks[ch + 1]):
+            base = ub_ptr[x]
+            cnt = 0
+            intra = 0.0
+            lp = 0.0
+            for t in range(ptr[x], ptr[x + 1]):
+                v = members[t]
+                lp += loop[v]
+                for p in range(indptr[v], indptr[v + 1]):
+                    d = cx[indices[p]]
+                    if d == x:
+                        intra += w[p]
+                        continue
+                    q = P[d]
+                    if q < 0:
+                        P[d] = cnt
+                        tmp_c[base + cnt] = d
+                        tmp_w[base + cnt] = w[p]
+                        cnt += 1
+                    else:
+                        tmp_w[base + q] += w[p]
+            for q in range(cnt):
+                P[tmp_c[base + q]] = -1
+            count[x] = cnt
+            # each inner edge was seen from both ends
+            loop_new[x] = lp + 0.5 * intra
+
+
+@njit(cache=True, parallel=True)
+def _compact(K, ub_ptr, count, tmp_c, tmp_w, indptr2, indices2, w2, loop2, k2):
+    for x in prange(K):
+        src = ub_ptr[x]
+        dst = indptr2[x]
+        s = 0.0
+        for q in range(count[x]):
+            indices2[dst + q] = tmp_c[src + q]
+            wq = tmp_w[src + q]
+            w2[dst + q] = wq
+            s += wq
+        k2[x] = s + 2.0 * loop2[x]
+
+
+@njit(cache=True)
+def aggregate(comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchunks):
+    """The graph whose vertices are the communities of comm (numbered by
+    :func:`renumber`).
+
+    Returns (indptr2, indices2, w2, loop2, k2): parallel edges summed, inner
+    edges and old self-loops summed into each new vertex's self-loop.
+    """
+    ub_ptr = np.zeros(K + 1, np.int64)
+    for x in range(K):
+        s = 0
+        for t in range(ptr[x], ptr[x + 1]):
+            v = members[t]
+            s += indptr[v + 1] - indptr[v]
+        ub_ptr[x + 1] = ub_ptr[x] + s
+    cost = ub_ptr + np.arange(K + 1)
+    chunks = _balanced_chunks(cost, min(nchunks, max(K, 1)))
+    tmp_c = np.empty(ub_ptr[K], np.int32)
+    tmp_w = np.empty(ub_ptr[K], np.float64)
+    count = np.empty(K, np.int64)
+    loop2 = np.empty(K, np.float64)
+    cx = np.empty(comm.shape[0], np.int32)
+    _gather(newid, comm, cx)
+    _merge(chunks, ptr, members, cx, indptr, indices, w, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2)
+    indptr2 = np.zeros(K + 1, np.int64)
+    for x in range(K):
+        indptr2[x + 1] = indptr2[x] + count[x]
+    indices2 = np.empty(indptr2[K], np.int32)
+    w2 = np.empty(indptr2[K], np.float64)
+    k2 = np.empty(K, np.float64)
+    _compact(K, ub_ptr, count, tmp_c, tmp_w, indptr2, indices2, w2, loop2, k2)
+    return indptr2, indices2, w2, loop2, k2
+
+
+@njit(cache=True, parallel=True)
+def relabel(labels, comm, newid):
+    """labels[v] = newid[comm[labels[v]]]: original vertices follow their community."""
+    for v in prange(labels.shape[0]):
+        labels[v] = newid[comm[labels[v]]]
+
+
+@njit(cache=True)
+def carry_order(order, newid, K):
+    """Vertex order of the next level: communities in the order of the vertices
+    they are named after. Returns (order2, prio2), prio2 being order2's inverse."""
+    order2 = np.empty(K, np.int32)
+    j = 0
+    for t in range(order.shape[0]):
+        x = newid[order[t]]
+        if x >= 0:
+            order2[j] = x
+            j += 1
+    prio2 = np.empty(K, np.int32)
+    for t in range(K):
+        prio2[order2[t]] = t
+    return order2, prio2
+
+
+# ------------------------------------------------------------- the driver
+def batch_limits(n_active, arcs, batch_fraction, max_batches, sequential_arcs=SEQUENTIAL_ARCS):
+    """(max_arcs, max_batches) of the commit batches at a level with n_active
+    movable vertices and ``arcs`` arcs: one vertex at a time on levels small
+    enough to be swept on one thread anyway."""
+    if arcs < sequential_arcs:
+        return 1, 0
+    return max(1, int(batch_fraction * n_active)), max_batches
+
+
+@njit(cache=True, parallel=True)
+def _touch(x):
+    for i in prange(x.shape[0]):
+        x[i] += 1
+
+
+def parallel_min_arcs_now(floor=PARALLEL_MIN_ARCS):
+    """Smallest batch worth the threads now: ``floor``, or more when starting
+    a parallel loop is slow (median of a few empty ones)."""
+    import time
+
+    import numba
+
+    if numba.get_num_threads() < 2:
+        return floor
+    x = np.zeros(64, np.int64)
+    _touch(x)
+    times = []
+    for _ in range(7):
+        t = time.perf_counter()
+        _touch(x)
+        times.append(time.perf_counter() - t)
+    return max(floor, int(sorted(times)[3] / SECONDS_PER_ARC))
+
+
+def _thread_rows(pos):
+    """Scratch rows for every thread of the next parallel loops (numba's
+    get_thread_id() stays below get_num_threads()), and the work units."""
+    import numba
+
+    threads = numba.get_num_threads()
+    if pos.shape[0] < threads:
+        pos = np.full((threads, pos.shape[1]), -1, np.int32)
+    return pos, (_CHUNKS_PER_THREAD * threads if threads > 1 else 1)
+
+
+def louvain_levels(
+    indptr,
+    indices,
+    w,
+    loop,
+    *,
+    resolution=1.0,
+    threshold=1e-7,
+    coarse_threshold=1e-2,
+    fine_below=100_000,
+    order=None,
+    batch_fraction=BATCH_FRACTION,
+    max_batches=MAX_BATCHES,
+    sequential_arcs=SEQUENTIAL_ARCS,
+    parallel_min_arcs=None,
+    max_sweeps=MAX_SWEEPS,
+    m2=None,
+    q0=None,
+    first_level=0,
+):
+    """Generator over the levels of the Louvain method (networkx's semantics).
+
+    The graph: symmetric CSR ``indptr``/``indices`` with arc weights ``w``
+    (non-negative) and self-loop weights ``loop``. Yields ``(labels, info)``
+    per level: ``labels`` (int32, one per input vertex, values 0..K-1) is the
+    partition after the level and ``info`` a dict (``vertices``, ``edges`` of
+    the level's graph, ``modularity`` after it, ``moves``, ``sweeps``).
+
+    A level whose graph has at least ``fine_below`` vertices ends its sweeps at
+    ``coarse_threshold``, smaller ones at ``threshold``. The first level is
+    always yielded, later ones only if they moved something; the method stops
+    once a level gains at most ``threshold``. ``order`` (a permutation; default
+    by id) orders each bucket and breaks ties. The next keywords tune the
+    commit batches and the use of threads (see the module constants;
+    ``parallel_min_arcs=None`` measures the machine at every level).
+
+    ``m2``, ``q0`` and ``first_level`` continue a run begun elsewhere (the GPU
+    engine hands small levels over): the original graph's total degree, the
+    modularity so far and the number of levels done.
+    """
+    n = indptr.shape[0] - 1
+    k = weighted_degrees(indptr, w, loop)
+    if m2 is None:
+        m2 = float(k.sum())
+    if m2 <= 0.0:  # no edges (or only zero weights): nothing to optimise
+        yield np.arange(n, dtype=np.int32), {"vertices": n, "edges": int(indices.shape[0] // 2), "modularity": 0.0, "moves": 0, "sweeps": 0}
+        return
+    if order is None:
+        order = np.arange(n, dtype=np.int32)
+        prio = order
+    else:
+        order = np.ascontiguousarray(order, dtype=np.int32)
+        prio = np.empty(n, np.int32)
+        prio[order] = np.arange(n, dtype=np.int32)
+    pos = np.full((0, n), -1, np.int32)
+    labels = np.arange(n, dtype=np.int32)
+    q = level_modularity(indptr, indices, w, loop, labels, k, m2, float(resolution)) if q0 is None else float(q0)
+    level = first_level
+    while True:
+        nv = indptr.shape[0] - 1
+        deg = np.diff(indptr)
+        maxdeg = int(deg.max()) if nv else 0
+        pos, nchunks = _thread_rows(pos)
+        _, buf_c, buf_j, buf_w = move_scratch(pos.shape[0], 0, maxdeg)
+        thr = coarse_threshold if nv >= fine_below else threshold
+        max_arcs, nbatch = batch_limits(int(np.count_nonzero(deg)), int(indices.shape[0]), batch_fraction, max_batches, sequential_arcs)
+        par_min = parallel_min_arcs
+        if par_min is None:
+            par_min = parallel_min_arcs_now() if max_arcs > 1 else PARALLEL_MIN_ARCS
+        comm, q_new, moves, sweeps = optimise(
+            indptr, indices, w, loop, k, order, prio, m2, float(resolution), float(thr), MOVE_BUCKETS,
+            max_arcs, nbatch, pos, buf_c, buf_j, buf_w, nchunks, int(par_min), int(max_sweeps),
+        )
+        del buf_c, buf_j, buf_w
+        if level > 0 and moves == 0:
+            return
+        newid, K, ptr, members = renumber(comm)
+        labels = labels.copy()
+        relabel(labels, comm, newid)
+        yield labels, {"vertices": nv, "edges": int(indices.shape[0] // 2), "modularity": float(q_new), "moves": int(moves), "sweeps": int(sweeps)}
+        if q_new - q <= threshold:
+            return
+        q = q_new
+        pos, nchunks = _thread_rows(pos)  # the caller may have changed the thread count
+        indptr, indices, w, loop, k = aggregate(comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchunks)
+        order, prio = carry_order(order, newid, K)
+        level += 1

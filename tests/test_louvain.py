@@ -1,0 +1,501 @@
+"""Louvain: networkx's semantics, modularity against networkx's Louvain, exact
+agreement with a plain-Python reference of the engine's rules, thread-count
+independence, inputs and bad inputs."""
+
+import random
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import nx_gpumatch as gm
+from nx_gpumatch import Graph, generators
+from nx_gpumatch.algorithms import louvain as front
+from nx_gpumatch.cpu import louvain as cl
+
+# ------------------------------------------------------------------ reference
+# A plain-Python statement of the engine's rules (degree buckets, commit
+# batches, ties, the singleton rule, revisiting only vertices next to a move,
+# thresholds, undoing a sweep that loses modularity, aggregation). It repeats
+# the engine's float operations in the same order, so results agree exactly.
+
+_M64 = (1 << 64) - 1
+
+
+def _mix(x):
+    z = x & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def _schedule(buckets, deg, max_arcs, max_batches, sweep):
+    out = []
+    salt = _mix((sweep * 0x9E3779B97F4A7C15) & _M64)
+    for verts in buckets:
+        if not verts:
+            continue
+        A = sum(deg[v] for v in verts)
+        cap = max_arcs if max_batches <= 0 else max(max_arcs, -(-A // max_batches))
+        if sweep == 0:
+            last = -1
+            arcs = 0
+            for v in verts:
+                if arcs // cap != last:
+                    out.append([])
+                    last = arcs // cap
+                out[-1].append(v)
+                arcs += deg[v]
+        else:
+            nbb = min(max(1, -(-A // cap)), len(verts))
+            off = salt % cl.RUN
+            groups = [[] for _ in range(nbb)]
+            for t, v in enumerate(verts):
+                groups[_mix(((t + off) // cl.RUN) ^ salt) % nbb].append(v)
+            out.extend(groups)
+    return out
+
+
+def _seq_sum(xs):
+    s = 0.0
+    for x in xs:
+        s += x
+    return s
+
+
+def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
+    n = len(rows)
+    deg = [len(r) for r in rows]
+    bounds = cl.MOVE_BUCKETS.tolist()
+    buckets = [[] for _ in range(len(bounds) + 1)]
+    for v in order:
+        if deg[v]:
+            buckets[sum(deg[v] > b for b in bounds)].append(v)
+    comm = list(range(n))
+    a = list(k)
+    size = [1] * n
+    active = [True] * n
+
+    def intra_all():
+        return [_seq_sum([wt for j, wt in rows[v] if comm[j] == comm[v]]) + 2.0 * loop[v] for v in range(n)]
+
+    sq = _seq_sum([x * x for x in a])
+    q = _seq_sum(intra_all()) / m2 - res * sq / (m2 * m2)
+    r_m2 = res / m2
+    total = sweeps = 0
+    while True:
+        batches = _schedule(buckets, deg, max_arcs, max_batches, sweeps)
+        batch_of = {v: i for i, b in enumerate(batches) for v in b}
+        sweeps += 1
+        keep = (comm[:], a[:], size[:], sq)
+        moved = 0
+        for b in batches:
+            new = {}
+            for v in b:
+                if not active[v]:
+                    new[v] = comm[v]
+                    continue
+                active[v] = False
+                acc, first = {}, {}
+                for j, wt in rows[v]:
+                    c = comm[j]
+                    if c in acc:
+                        acc[c] += wt
+                    else:
+                        acc[c] = wt
+                        first[c] = j
+                own = comm[v]
+                scale = r_m2 * k[v]
+                e_own, best, best_s = 0.0, -1, 0.0
+                for c, wc in acc.items():
+                    if c == own:
+                        e_own = wc
+                        continue
+                    sc = wc - a[c] * scale
+                    if best >= 0 and (sc < best_s or (sc == best_s and prio[c] > prio[best])):
+                        continue
+                    if size[own] == 1 and size[c] == 1 and batch_of.get(first[c]) == batch_of[v] and prio[c] > prio[own]:
+                        continue
+                    best, best_s = c, sc
+                stay = e_own - (a[own] - k[v]) * scale
+                new[v] = best if best >= 0 and best_s > stay else own
+            dsq = 0.0
+            for v in b:
+                c, o = new[v], comm[v]
+                if c != o:
+                    ao, ac = a[o], a[c]
+                    a[o] = ao - k[v]
+                    a[c] = ac + k[v]
+                    dsq += (a[o] * a[o] + a[c] * a[c]) - (ao * ao + ac * ac)
+                    size[o] -= 1
+                    size[c] += 1
+                    comm[v] = c
+                    moved += 1
+                    for j, _ in rows[v]:
+                        active[j] = True
+            sq += dsq
+        if moved == 0:
+            break
+        q_new = _seq_sum(intra_all()) / m2 - res * sq / (m2 * m2)
+        if q_new < q:
+            comm, a, size, sq = keep
+            break
+        total += moved
+        gain, q = q_new - q, q_new
+        if gain <= thr:
+            break
+    return comm, q, total
+
+
+def reference_levels(g, resolution=1.0, threshold=1e-7, order=None, weighted=True, batch_fraction=None, max_batches=0):
+    """[(labels, modularity)] per level, by the rules above. batch_fraction=None:
+    one vertex per batch, what the engine does on levels below SEQUENTIAL_ARCS."""
+    n = g.num_nodes
+    w = g.weights if weighted else np.ones(2 * g.num_edges)
+    loop = (g.loop_weight if weighted else (g.loop_weight != 0).astype(float)).tolist()
+    rows = [[(int(g.indices[p]), float(w[p])) for p in range(g.indptr[v], g.indptr[v + 1])] for v in range(n)]
+    k = [_seq_sum([wt for _, wt in rows[v]]) + 2.0 * loop[v] for v in range(n)]
+    m2 = float(np.asarray(k).sum()) if n else 0.0
+    if m2 <= 0:
+        return [(list(range(n)), 0.0)]
+    order = list(range(n)) if order is None else [int(x) for x in order]
+    labels = list(range(n))
+    comm0 = list(range(n))
+    q = _seq_sum([_seq_sum([wt for j, wt in rows[v] if comm0[j] == comm0[v]]) + 2.0 * loop[v] for v in range(n)]) / m2 - resolution * _seq_sum(
+        [x * x for x in k]
+    ) / (m2 * m2)
+    out = []
+    level = 0
+    while True:
+        prio = [0] * len(rows)
+        for i, v in enumerate(order):
+            prio[v] = i
+        if batch_fraction is None:
+            max_arcs = 1
+        else:
+            max_arcs = max(1, int(batch_fraction * sum(1 for r in rows if r)))
+        comm, q_new, moves = _ref_level(rows, loop, k, order, prio, m2, resolution, threshold, max_arcs, max_batches)
+        if level > 0 and moves == 0:
+            return out
+        ids = sorted(set(comm))
+        newid = {c: i for i, c in enumerate(ids)}
+        labels = [newid[comm[x]] for x in labels]
+        out.append((labels, q_new))
+        if q_new - q <= threshold:
+            return out
+        q = q_new
+        new_rows, new_loop = [], []
+        for c in ids:
+            x = newid[c]
+            acc, lp, intra = {}, 0.0, 0.0
+            for v in range(len(rows)):
+                if comm[v] != c:
+                    continue
+                lp += loop[v]
+                for j, wt in rows[v]:
+                    d = newid[comm[j]]
+                    if d == x:
+                        intra += wt
+                    else:
+                        acc[d] = acc[d] + wt if d in acc else wt
+            new_rows.append(list(acc.items()))
+            new_loop.append(lp + 0.5 * intra)
+        rows, loop = new_rows, new_loop
+        k = [_seq_sum([wt for _, wt in rows[x]]) + 2.0 * loop[x] for x in range(len(rows))]
+        order = [newid[c] for c in order if c in newid]
+        level += 1
+
+
+def engine_levels(g, **kw):
+    weighted = kw.pop("weighted", True)
+    indptr, indices, w, loop = front._arrays(g, weighted)
+    return [(lab.tolist(), info["modularity"]) for lab, info in cl.louvain_levels(indptr, indices, w, loop, **kw)]
+
+
+def small_graphs():
+    weight = st.sampled_from([1.0, 2.0, 3.0, 0.5, 0.25])
+    return st.integers(1, 30).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), weight), max_size=4 * n),
+            st.integers(0, 2**32 - 1),
+        ).map(
+            lambda t: (
+                Graph.from_arrays(
+                    np.array([e[0] for e in t[0]], np.int64), np.array([e[1] for e in t[0]], np.int64), [e[2] for e in t[0]], num_nodes=n
+                ),
+                t[1],
+            )
+        )
+    )
+
+
+def communities_of(labels, nodes=None):
+    k = max(labels) + 1 if len(labels) else 0
+    parts = [set() for _ in range(k)]
+    for v, c in enumerate(labels):
+        parts[c].add(v if nodes is None else nodes[v])
+    return parts
+
+
+# -------------------------------------------------------- exact agreement
+@settings(max_examples=60, deadline=None)
+@given(small_graphs(), st.sampled_from([0.5, 1.0, 2.0]))
+def test_engine_equals_reference_sequential(gs, resolution):
+    g, s = gs
+    order = np.random.default_rng(s).permutation(g.num_nodes)
+    assert engine_levels(g, resolution=resolution, order=order) == reference_levels(g, resolution=resolution, order=order)
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_graphs(), st.sampled_from([(0.2, 0), (0.5, 0), (1.0, 2), (4.0, 3), (1.0, 8)]))
+def test_engine_equals_reference_batched(gs, batching):
+    """Batches of several vertices (moves computed together), on 1 and 2 threads."""
+    g, s = gs
+    fraction, max_batches = batching
+    order = np.random.default_rng(s).permutation(g.num_nodes)
+    ref = reference_levels(g, order=order, batch_fraction=fraction, max_batches=max_batches)
+    for t in (1, 2):
+        with gm.cpu.threads(t):
+            got = engine_levels(g, order=order, sequential_arcs=0, parallel_min_arcs=1, batch_fraction=fraction, max_batches=max_batches)
+        assert got == ref, t
+
+
+@pytest.mark.parametrize("weighted", [True, False])
+def test_karate_equals_reference(weighted):
+    g = Graph.from_networkx(nx.karate_club_graph())
+    assert engine_levels(g, weighted=weighted) == reference_levels(g, weighted=weighted)
+
+
+def test_modularity_and_levels_match_networkx():
+    """Reported modularity is networkx's; each level merges whole communities of
+    the one before; every level but the last gained more than the threshold."""
+    G = nx.les_miserables_graph()
+    G.add_edge("Valjean", "Valjean", weight=7)
+    g = Graph.from_networkx(G)
+    for res in (0.5, 1.0, 2.0):
+        q = nx.community.modularity(G, [{v} for v in G], resolution=res)
+        prev = np.arange(g.num_nodes)
+        lv = list(front.levels(g, resolution=res, seed=3))
+        for i, (labels, info) in enumerate(lv):
+            parts = communities_of(labels.tolist(), g.nodes)
+            assert nx.community.is_partition(G, parts)
+            assert info["modularity"] == pytest.approx(nx.community.modularity(G, parts, resolution=res), abs=1e-12)
+            assert all(len(set(labels[prev == p].tolist())) == 1 for p in set(prev.tolist()))
+            if i < len(lv) - 1:
+                assert info["modularity"] - q > 1e-7
+            q = info["modularity"]
+            prev = labels
+
+
+# ------------------------------------------------------------------ quality
+def _quality_cases():
+    rmat = generators.rmat(10, 8, seed=1, weights="integer").to_networkx()
+    rgg = generators.random_geometric(2000, seed=2).to_networkx()
+    planted = nx.planted_partition_graph(10, 60, 0.25, 0.01, seed=3)
+    return [
+        ("karate", nx.karate_club_graph(), "weight"),
+        ("karate-unweighted", nx.karate_club_graph(), None),
+        ("lesmis", nx.les_miserables_graph(), "weight"),
+        ("rmat", rmat, "weight"),
+        ("rgg", rgg, "weight"),
+        ("planted", planted, None),
+    ]
+
+
+@pytest.mark.parametrize("name,G,weight", _quality_cases(), ids=lambda x: x if isinstance(x, str) else "")
+def test_modularity_at_least_99_percent_of_networkx(name, G, weight):
+    seeds = range(4)
+    ours = [nx.community.modularity(G, gm.louvain_communities(G, weight=weight, seed=s), weight=weight) for s in seeds]
+    ref = [
+        nx.community.modularity(G, nx.community.louvain_communities(G, weight=weight, seed=s, backend="networkx"), weight=weight)
+        for s in seeds
+    ]
+    assert np.mean(ours) >= 0.99 * np.mean(ref), (ours, ref)
+
+
+def test_large_level_parallel_thread_independent(nthreads):
+    """A graph whose levels use parallel batches: same partition for 1 and 2 threads."""
+    g = generators.random_graph(30_000, 150_000, seed=4)
+    got = gm.louvain_communities(g, seed=5)
+    ref = gm.louvain_communities(g, seed=5, threads=1)
+    assert np.array_equal(got, ref)
+    q = nx.community.modularity(g.to_networkx(), communities_of(got.tolist()))
+    assert q > 0.25
+
+
+# --------------------------------------------------------------- semantics
+def test_max_level_and_partitions():
+    G = nx.LFR_benchmark_graph(250, 3, 1.5, 0.009, average_degree=5, min_community=20, seed=10)
+    parts = list(gm.louvain_partitions(G, seed=42))
+    assert len(parts) > 1
+    for lvl, expected in enumerate(parts, 1):
+        assert gm.louvain_communities(G, max_level=lvl, seed=42) == expected
+    assert gm.louvain_communities(G, max_level=len(parts) + 3, seed=42) == parts[-1]
+    with pytest.raises(ValueError, match="max_level argument must be a positive integer"):
+        gm.louvain_communities(G, max_level=0)
+
+
+def test_seed_semantics():
+    G = nx.karate_club_graph()
+    assert gm.louvain_communities(G, seed=7) == gm.louvain_communities(G, seed=random.Random(7))
+    assert gm.louvain_communities(G) == gm.louvain_communities(G)
+    assert gm.louvain_communities(G, seed=np.random.default_rng(1)) is not None
+    with pytest.raises(ValueError, match="seed"):
+        gm.louvain_communities(G, seed="abc")
+
+
+def test_dispatch_matches_package_api():
+    G = nx.karate_club_graph()
+    a = nx.community.louvain_communities(G, seed=11, backend="gpumatch")
+    b = gm.louvain_communities(G, seed=11)
+    assert a == b
+    c = list(nx.community.louvain_partitions(G, seed=11, backend="gpumatch"))
+    assert c[-1] == a
+
+
+def test_empty_and_edgeless():
+    assert gm.louvain_communities(nx.Graph()) == []
+    assert list(gm.louvain_partitions(nx.Graph())) == [[]]
+    assert nx.community.louvain_communities(nx.Graph(), backend="gpumatch") == []
+    G = nx.empty_graph(5)
+    assert gm.louvain_communities(G) == [{0}, {1}, {2}, {3}, {4}]
+    assert nx.community.louvain_communities(G, backend="gpumatch") == [{0}, {1}, {2}, {3}, {4}]
+    G.add_edge(0, 0)  # a self-loop alone moves nothing
+    assert gm.louvain_communities(G) == [{0}, {1}, {2}, {3}, {4}]
+    G = nx.Graph([(0, 1, {"weight": 0.0})])
+    assert gm.louvain_communities(G) == [{0}, {1}]
+
+
+def test_self_loops_count_like_networkx():
+    G = nx.karate_club_graph()
+    G.add_weighted_edges_from([(i, i, i * 1000) for i in range(9)])
+    for weight in ("weight", None):
+        labels, info = next(front.levels(Graph.from_networkx(G, weight=weight), weighted=weight is not None, seed=1))
+        parts = communities_of(labels.tolist())
+        assert info["modularity"] == pytest.approx(nx.community.modularity(G, parts, weight=weight), abs=1e-12)
+
+
+def test_weight_none_ignores_weights():
+    G = nx.karate_club_graph()
+    H = nx.Graph()
+    H.add_nodes_from(G)
+    H.add_edges_from(G.edges())
+    assert gm.louvain_communities(G, weight=None, seed=3) == gm.louvain_communities(H, seed=3)
+    # also when networkx hands over a graph it converted with weights (its cache)
+    nx.community.louvain_communities(G, seed=3, backend="gpumatch")
+    assert nx.community.louvain_communities(G, weight=None, seed=3, backend="gpumatch") == gm.louvain_communities(H, seed=3)
+
+
+def test_resolution_orders_community_counts():
+    G = nx.LFR_benchmark_graph(250, 3, 1.5, 0.009, average_degree=5, min_community=20, seed=10)
+    counts = [len(gm.louvain_communities(G, resolution=r, seed=12)) for r in (0.25, 1, 4)]
+    assert counts[0] <= counts[1] <= counts[2]
+
+
+def test_coarse_threshold_config():
+    cfg = nx.config.backends.gpumatch
+    g = generators.random_graph(3000, 12000, seed=1)
+    old = (cfg.louvain_coarse_threshold, cfg.louvain_fine_below)
+    try:
+        cfg.louvain_fine_below = 0
+        cfg.louvain_coarse_threshold = 0.5  # every level stops after one sweep
+        lv = list(front.levels(g))
+        assert all(info["sweeps"] == 1 for _, info in lv)
+        cfg.louvain_fine_below = 10**9
+        lv = list(front.levels(g))
+        assert max(info["sweeps"] for _, info in lv) > 1
+        with pytest.raises(ValueError):
+            cfg.louvain_coarse_threshold = -1.0
+        with pytest.raises(ValueError):
+            cfg.louvain_fine_below = -5
+    finally:
+        cfg.louvain_coarse_threshold, cfg.louvain_fine_below = old
+
+
+# ------------------------------------------------------------------ inputs
+def test_dataframe_and_graph_inputs():
+    G = nx.les_miserables_graph()
+    df = nx.to_pandas_edgelist(G)
+    out = gm.louvain_communities(df, seed=4)
+    assert list(out.columns) == ["vertex", "community"]
+    assert set(out["vertex"]) == set(G)
+    g = Graph.from_pandas(df)
+    labels = gm.louvain_communities(g, seed=4)
+    assert labels.dtype == np.int64 and labels.shape == (G.number_of_nodes(),)
+    by_vertex = dict(zip(out["vertex"], out["community"]))
+    assert [by_vertex[v] for v in g.labels()] == labels.tolist()
+    parts = list(gm.louvain_partitions(df, seed=4))
+    assert parts[-1].equals(out)
+    # weight=None on a DataFrame without a weight column
+    out2 = gm.louvain_communities(df[["source", "target"]], weight=None)
+    assert len(out2) == G.number_of_nodes()
+
+
+def test_progress_display(capsys):
+    gm.louvain_communities(nx.karate_club_graph(), progress=True)
+    assert "Louvain" in capsys.readouterr().err
+    gm.louvain_communities(nx.karate_club_graph(), progress=False)
+    assert capsys.readouterr().err == ""
+
+
+# --------------------------------------------------------------- bad input
+def test_negative_and_nan_weights():
+    G = nx.karate_club_graph()
+    G[0][1]["weight"] = -1.0
+    with pytest.raises(ValueError, match="non-negative"):
+        gm.louvain_communities(G)
+    with pytest.raises(ValueError, match="non-negative"):
+        nx.community.louvain_communities(G, backend="gpumatch")
+    gm.louvain_communities(G, weight=None)  # weights ignored: fine
+    H = nx.karate_club_graph()
+    H.add_edge(3, 3, weight=-2)
+    with pytest.raises(ValueError, match="self-loop"):
+        gm.louvain_communities(H)
+    H = nx.karate_club_graph()
+    H[0][1]["weight"] = float("nan")
+    with pytest.raises(ValueError):
+        gm.louvain_communities(H)
+    with pytest.raises(ValueError):
+        nx.community.louvain_communities(H, backend="gpumatch")
+    df = pd.DataFrame({"source": [0, 1], "target": [1, 2], "weight": [1.0, np.nan]})
+    with pytest.raises(ValueError):
+        gm.louvain_communities(df)
+    with pytest.raises(ValueError, match="resolution"):
+        gm.louvain_communities(nx.karate_club_graph(), resolution=float("nan"))
+
+
+def test_directed_and_multigraph_stay_with_networkx():
+    from nx_gpumatch.interface import BackendInterface
+
+    D = nx.gn_graph(40, seed=1)
+    M = nx.MultiGraph(nx.karate_club_graph())
+    for G in (D, M):
+        assert isinstance(BackendInterface.can_run("louvain_communities", (G,), {}), str)
+        assert isinstance(BackendInterface.can_run("louvain_partitions", (G,), {}), str)
+        with pytest.raises(NotImplementedError):
+            nx.community.louvain_communities(G, backend="gpumatch")
+    with pytest.raises(nx.NetworkXNotImplemented):
+        gm.louvain_communities(D)
+    assert BackendInterface.can_run("louvain_communities", (nx.karate_club_graph(),), {}) is True
+
+
+# --------------------------------------------------------------------- CLI
+def test_cli_louvain(tmp_path, capsys):
+    import argparse
+
+    from nx_gpumatch.cli_louvain import add_louvain_command
+
+    parser = argparse.ArgumentParser()
+    add_louvain_command(parser.add_subparsers())
+    out_csv = tmp_path / "c.csv"
+    args = parser.parse_args(["louvain", "-n", "500", "-m", "2500", "--no-progress", "--order-seed", "3", "-o", str(out_csv)])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "500 vertices" in out and "modularity" in out and "ratio" in out
+    df = pd.read_csv(out_csv)
+    assert list(df.columns) == ["vertex", "community"] and len(df) == 500
+    args = parser.parse_args(["louvain", "-n", "200", "-m", "800", "--no-progress", "--max-level", "0"])
+    assert args.func(args) == 2
