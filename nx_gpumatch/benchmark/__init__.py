@@ -23,3 +23,16 @@ def median_time(fn, repeat=5, warmup=1):
         out = fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times), out
+
+
+def networkit_graph(g):
+    """A weighted undirected NetworKit graph with the same edges as Graph g."""
+    import networkit as nk
+    import numpy as np
+
+    return nk.GraphFromCoo(
+        (g.edge_weight, (g.edge_src.astype(np.uint64), g.edge_dst.astype(np.uint64))),
+        n=g.num_nodes,
+        weighted=True,
+        directed=False,
+    )

@@ -48,16 +48,12 @@ def main(argv):
 
     from nx_gpumatch import cpu, generators
     from nx_gpumatch.algorithms.b_matching import b_matching_edges
+    from nx_gpumatch.benchmark import networkit_graph
 
     r = args.repeat
     print(f"random graph n={args.n:,} m={args.m:,} (seed 0), median of {r} alternating runs")
     g = generators.random_graph(args.n, args.m, seed=0)
-    nkg = nk.GraphFromCoo(
-        (g.edge_weight, (g.edge_src.astype(np.uint64), g.edge_dst.astype(np.uint64))),
-        n=g.num_nodes,
-        weighted=True,
-        directed=False,
-    )
+    nkg = networkit_graph(g)
     t = time.perf_counter()
     g.arc_rank()
     t_rank = time.perf_counter() - t

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from nx_gpumatch.benchmark import median_time
+from nx_gpumatch.benchmark import median_time, networkit_graph
 
 
 def modularity(graph, labels):
@@ -53,14 +53,6 @@ def _graph(n, m):
 
     g = random_graph(n, m, seed=0)
     return Graph.from_arrays(g.edge_src, g.edge_dst, g.edge_weight, num_nodes=g.num_nodes)
-
-
-def _networkit_graph(graph):
-    import networkit as nk
-
-    G = nk.Graph(graph.num_nodes, weighted=True)
-    G.addEdges((graph.edge_weight, (graph.edge_src.astype(np.uint64), graph.edge_dst.astype(np.uint64))))
-    return G
 
 
 def vs_networkx(n, m, repeat, threads, device):
@@ -104,7 +96,7 @@ def vs_plm(n, m, repeat, threads, device):
     import nx_gpumatch as gm
 
     g = _graph(n, m)
-    nkG = _networkit_graph(g)
+    nkG = networkit_graph(g)
     if threads is None:
         import numba
 

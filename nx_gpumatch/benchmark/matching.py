@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from nx_gpumatch.benchmark import median_time
+from nx_gpumatch.benchmark import median_time, networkit_graph
 
 LATENCY_SCRIPT = (
     "import time; t = time.perf_counter(); import nx_gpumatch as gm; from nx_gpumatch import generators; "
@@ -43,12 +43,7 @@ def main(argv):
     r = args.repeat
     print(f"random graph n={args.n:,} m={args.m:,} (seed 0), median of {r} runs")
     g = generators.random_graph(args.n, args.m, seed=0)
-    nkg = nk.GraphFromCoo(
-        (g.edge_weight, (g.edge_src.astype(np.uint64), g.edge_dst.astype(np.uint64))),
-        n=g.num_nodes,
-        weighted=True,
-        directed=False,
-    )
+    nkg = networkit_graph(g)
     print(f"  {g.num_edges:,} distinct edges; NetworKit {nk.__version__} with {nk.getMaxNumberOfThreads()} threads")
 
     def nk_suitor():

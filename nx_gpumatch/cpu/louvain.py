@@ -37,6 +37,8 @@ edges into C. Modularity is networkx's, self-loops included.
 import numpy as np
 from numba import get_thread_id, njit, prange
 
+from nx_gpumatch.cpu.random import mix64
+
 # Upper degree bounds of the optimisation buckets (the last bucket is > 319),
 # from the GPU algorithm's thread groups: 4, 8, 16, 32 threads, a warp, a block
 # with a shared-memory hash table, a block with a global one.
@@ -113,15 +115,6 @@ def degree_buckets(indptr, bounds, order):
 
 
 @njit(cache=True)
-def _mix(x):
-    """A 64-bit mixing function (splitmix64's finaliser)."""
-    z = np.uint64(x)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True)
 def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
     """The order and commit batches of one sweep.
 
@@ -145,7 +138,7 @@ def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
     batch = np.full(n, -1, np.int32)
     bounds = np.empty(N + 1, np.int64)
     nbat = 0
-    salt = _mix(np.uint64(sweep) * np.uint64(0x9E3779B97F4A7C15))
+    salt = mix64(np.uint64(sweep) * np.uint64(0x9E3779B97F4A7C15))
     for b in range(nb):
         lo = bptr[b]
         S = bptr[b + 1] - lo
@@ -175,7 +168,7 @@ def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
         off = np.int64(salt % np.uint64(RUN))
         for t in range(S):
             v = verts[lo + t]
-            r = np.int64(_mix(np.uint64((t + off) // RUN) ^ salt) % np.uint64(nbb))
+            r = np.int64(mix64(np.uint64((t + off) // RUN) ^ salt) % np.uint64(nbb))
             batch[v] = nbat + r
             count[r + 1] += 1
         for r in range(nbb):

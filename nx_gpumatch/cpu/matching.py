@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from nx_gpumatch.cpu.atomics import cas
+from nx_gpumatch.cpu.random import counter_hash
 
 NO_RANK = 0x7FFFFFFF
 
@@ -221,19 +222,8 @@ def local_max_rounds(n, sptr, snbr):
 
 # ---------------------------------------------------------------- red-blue
 P_BLUE = 0.53406  # maximizes the expected number of matches per round (seed 001)
-
-
-@njit(cache=True, inline="always")
-def _mix(x):
-    # splitmix64 finalizer: a fast, well-mixed hash standing in for the seed's MD5.
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-@njit(cache=True, inline="always")
-def _hash3(seed, a, b):
-    return _mix(_mix(seed ^ np.uint64(a)) + np.uint64(b) * np.uint64(0x9E3779B97F4A7C15))
+# Colours and random selections come from counter_hash, standing in for the
+# seed's MD5 hashing.
 
 
 BLUE, RED, DONE = 0, 1, 2
@@ -262,7 +252,7 @@ def _choose(v, blue_side, indptr, indices, arc_rank, mate, color, sigma, seed, r
             k = np.uint64(arc_rank[p])
         else:
             b, r = (v, w) if blue_side else (w, v)
-            k = _hash3(seed, rnd, (np.int64(b) << 32) | r)
+            k = counter_hash(seed, rnd, (np.int64(b) << 32) | r)
         if k < key:
             key = k
             best = w
@@ -288,7 +278,7 @@ def _red_blue_rounds(n, indptr, indices, arc_rank, seed, weighted, max_rounds):
         rounds = rnd + 1
         for v in prange(n):
             if color[v] != DONE:
-                color[v] = BLUE if _hash3(seed, rnd, v) < threshold else RED
+                color[v] = BLUE if counter_hash(seed, rnd, v) < threshold else RED
             sigma[v] = -1
         # Blue vertices propose, then red ones answer. A vertex with no unmatched
         # neighbour is done for good; turning BLUE or RED into DONE here never

@@ -20,6 +20,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from nx_gpumatch.cpu.atomics import cas
+from nx_gpumatch.cpu.random import counter_hash
 
 LOW = np.int64(0xFFFFFFFF)
 HIGH = np.int64(-0x100000000)  # ~LOW: the rank half of a packed word
@@ -595,19 +596,6 @@ def _find(ptr, packed, m, w):
 
 # ------------------------------------------------------------ generators
 @njit(cache=True, inline="always")
-def _mix(x):
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-@njit(cache=True, inline="always")
-def _rand(seed, a, b):
-    """Counter-based random 64-bit value: the same for any thread count."""
-    return _mix(_mix(seed ^ np.uint64(a)) + np.uint64(b) * np.uint64(0x9E3779B97F4A7C15))
-
-
-@njit(cache=True, inline="always")
 def _below(x, n):
     """Map a random 64-bit value to [0, n) (n < 2**32)."""
     return np.int64(((x >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
@@ -621,7 +609,7 @@ def easy_lengths(n, seed):
     k[0] = 0
     ln = np.log(n) if n > 1 else 0.0
     for m in prange(n):
-        eps = np.float64(_rand(seed, 0, m) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+        eps = np.float64(counter_hash(seed, 0, m) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
         km = np.int64((1.0 + eps) * ln)
         k[m + 1] = min(n, max(1, km))
     return np.cumsum(k)
@@ -645,7 +633,7 @@ def _easy_row(m, n, seed, ptr, choices):
     for e in range(lo, hi):
         while True:
             j += 1
-            w = _below(_rand(seed, m + 1, j), n)
+            w = _below(counter_hash(seed, m + 1, j), n)
             dup = False
             for f in range(lo, e):
                 if choices[f] == w:
@@ -663,7 +651,7 @@ def shuffle_rows(ptr, choices, seed):
     for r in prange(n):
         lo = ptr[r]
         for i in range(ptr[r + 1] - lo - 1, 0, -1):
-            j = _below(_rand(seed, np.int64(r) + 1, i), i + 1)
+            j = _below(counter_hash(seed, np.int64(r) + 1, i), i + 1)
             tmp = choices[lo + i]
             choices[lo + i] = choices[lo + j]
             choices[lo + j] = tmp
