@@ -45,9 +45,9 @@ LOW32 = np.uint64(0xFFFFFFFF)
 
 
 @njit(cache=True, inline="always")
-def coarse_key(w):
-    """Top 32 bits of the complemented order-preserving pattern of w > 0."""
-    bits = np.array([w]).view(np.uint64)[0]
+def coarse_key(bits):
+    """Top 32 bits of the complemented order-preserving pattern of a weight > 0,
+    given the weight's IEEE bits (read through a uint64 view of the weights)."""
     return (~(bits | np.uint64(0x8000000000000000))) >> np.uint64(32)
 
 
@@ -92,7 +92,7 @@ def _offer_beats(word, key, w, cur, v, indptr, indices, weights):
 
 
 @njit(cache=True)
-def _suitor_chain(u, indptr, indices, weights, word):
+def _suitor_chain(u, indptr, indices, weights, wbits, word):
     """Find a partner for u; carry on with every vertex displaced on the way."""
     cur = np.int64(u)
     while cur >= 0:
@@ -106,7 +106,7 @@ def _suitor_chain(u, indptr, indices, weights, word):
             v = np.int64(indices[p])
             if best_v >= 0 and not beats(w, cur, v, best_w, cur, best_v):
                 continue
-            key = coarse_key(w)
+            key = coarse_key(wbits[p])
             # Stale reads are safe: a word only ever improves, so a stale one can
             # only let cur try and then lose at the CAS below.
             if _offer_beats(word[v], key, w, cur, v, indptr, indices, weights):
@@ -128,9 +128,9 @@ def _suitor_chain(u, indptr, indices, weights, word):
 
 
 @njit(cache=True, parallel=True)
-def _suitor_run(n, indptr, indices, weights, word):
+def _suitor_run(n, indptr, indices, weights, wbits, word):
     for u in prange(n):
-        _suitor_chain(np.int64(u), indptr, indices, weights, word)
+        _suitor_chain(np.int64(u), indptr, indices, weights, wbits, word)
 
 
 @njit(cache=True, parallel=True)
@@ -151,7 +151,7 @@ def _mates_from_words(word):
 def suitor(n, indptr, indices, weights):
     """Parallel lock-free Suitor (Manne & Halappanavar): equals the greedy matching."""
     word = np.full(n, EMPTY, np.uint64)
-    _suitor_run(n, indptr, indices, weights, word)
+    _suitor_run(n, indptr, indices, weights, weights.view(np.uint64), word)
     return _mates_from_words(word)
 
 
