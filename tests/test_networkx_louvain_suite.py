@@ -9,72 +9,18 @@ xfails allowed are the written-reason ones of ``on_start_tests`` (tests that
 demand the one exact partition networkx's own visiting order gives).
 """
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
-
-RUNNER = r"""
-import json, logging, sys
-import pytest
-
-WATCHED = ("louvain_communities", "louvain_partitions")
-state = {"calls": {n: 0 for n in WATCHED}, "fallbacks": [], "xfailed": [], "failed": [], "passed": 0}
-
-
-class _Log(logging.Handler):
-    def emit(self, record):
-        msg = record.getMessage()
-        if any(f"'{n}'" in msg or f"`{n}`" in msg for n in WATCHED) and ("can't run" in msg or "alling back" in msg):
-            state["fallbacks"].append(msg[:400])
-
-
-class Plugin:
-    def pytest_configure(self, config):
-        from nx_gpumatch import interface
-
-        for name in WATCHED:
-            func = getattr(interface.BackendInterface, name)
-
-            def counted(*args, __f=func, __n=name, **kwargs):
-                state["calls"][__n] += 1
-                return __f(*args, **kwargs)
-
-            setattr(interface.BackendInterface, name, staticmethod(counted))
-        log = logging.getLogger("networkx")
-        log.setLevel(logging.DEBUG)
-        log.addHandler(_Log())
-
-    def pytest_runtest_logreport(self, report):
-        if report.when != "call" and not report.failed:
-            return
-        reason = getattr(report, "wasxfail", "")
-        if reason:
-            state["xfailed"].append([report.nodeid.split("::")[-1], reason, report.outcome])
-        elif report.failed:
-            state["failed"].append(report.nodeid)
-        elif report.passed:
-            state["passed"] += 1
-
-
-code = pytest.main(sys.argv[1:], plugins=[Plugin()])
-print("SUITE-RESULT " + json.dumps({"code": int(code), **state}))
-"""
+from nx_suite import run_networkx_suite
 
 
 @pytest.mark.slow
 def test_networkx_louvain_tests_on_backend():
-    env = dict(os.environ)
-    env["NETWORKX_TEST_BACKEND"] = "gpumatch"
-    env["NETWORKX_FALLBACK_TO_NX"] = "True"
-    args = [sys.executable, "-c", RUNNER, "-q", "-p", "no:cacheprovider", "-rfxX", "--pyargs", "networkx.algorithms.community.tests.test_louvain"]
-    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("SUITE-RESULT ")]
-    assert lines, proc.stdout[-3000:] + proc.stderr[-3000:]
-    res = json.loads(lines[-1][len("SUITE-RESULT ") :])
-    out = proc.stdout[-4000:]
+    res, out = run_networkx_suite(
+        ["networkx.algorithms.community.tests.test_louvain"],
+        ("louvain_communities", "louvain_partitions"),
+        fallback=True,
+    )
+    out = out[-4000:]
     assert res["code"] == 0 and not res["failed"], out
 
     from nx_gpumatch.algorithms.louvain import _EXACT_PARTITION

@@ -14,69 +14,17 @@ dispatch log: a fallback to networkx for either function fails the test.
   still go to the backend.
 """
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
-
-RUNNER = r"""
-import json, logging, sys
-import pytest
+from nx_suite import run_networkx_suite
 
 WATCHED = ("max_weight_matching", "min_weight_matching")
-state = {"calls": {n: 0 for n in WATCHED}, "fallbacks": [], "xfail_watched": [], "failed": []}
-
-
-class _Log(logging.Handler):
-    def emit(self, record):
-        msg = record.getMessage()
-        if any(f"'{n}'" in msg for n in WATCHED) and ("alling back" in msg or "not implemented" in msg):
-            state["fallbacks"].append(msg[:300])
-
-
-class Plugin:
-    def pytest_configure(self, config):
-        from nx_gpumatch import interface
-
-        for name in WATCHED:
-            func = getattr(interface.BackendInterface, name)
-
-            def counted(*args, __f=func, __n=name, **kwargs):
-                state["calls"][__n] += 1
-                return __f(*args, **kwargs)
-
-            setattr(interface.BackendInterface, name, staticmethod(counted))
-        log = logging.getLogger("networkx")
-        log.setLevel(logging.DEBUG)
-        log.addHandler(_Log())
-
-    def pytest_runtest_logreport(self, report):
-        reason = getattr(report, "wasxfail", "")
-        if reason and any(n in reason for n in WATCHED):
-            state["xfail_watched"].append(f"{report.nodeid}: {reason}")
-        if report.failed:
-            state["failed"].append(report.nodeid)
-
-
-code = pytest.main(sys.argv[1:], plugins=[Plugin()])
-print("SUITE-RESULT " + json.dumps({"code": int(code), **state}))
-"""
 
 
 def _run(modules, keyword, fallback):
-    env = dict(os.environ)
-    env["NETWORKX_TEST_BACKEND"] = "gpumatch"
-    # networkx reads this with bool(str): only the empty string means "off"
-    env["NETWORKX_FALLBACK_TO_NX"] = "True" if fallback else ""
-    args = [sys.executable, "-c", RUNNER, "-q", "-p", "no:cacheprovider", "-rfx", "--pyargs", *modules]
-    if keyword:
-        args += ["-k", keyword]
-    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("SUITE-RESULT ")]
-    assert lines, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(lines[-1][len("SUITE-RESULT ") :]), proc.stdout
+    res, out = run_networkx_suite(modules, WATCHED, fallback=fallback, keyword=keyword, timeout=600)
+    # xfails that name a watched function would hide a backend failure
+    res["xfail_watched"] = [f"{name}: {reason}" for name, reason, _ in res["xfailed"] if any(n in reason for n in WATCHED)]
+    return res, out
 
 
 @pytest.mark.slow

@@ -1,0 +1,77 @@
+"""Run networkx's own tests against the gpumatch backend in networkx's test mode.
+
+Test mode is set up when networkx is imported, so each run is a subprocess. A
+small plugin counts the calls of the watched functions that reach the backend,
+records networkx's log lines about a watched function falling back, and lists
+xfails, failures and passes; the calling test decides what is allowed.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+RUNNER = r"""
+import json, logging, os, sys
+import pytest
+
+WATCHED = tuple(os.environ["NX_SUITE_WATCHED"].split(","))
+state = {"calls": {n: 0 for n in WATCHED}, "fallbacks": [], "xfailed": [], "failed": [], "passed": 0}
+FALLBACK_WORDS = ("can't run", "alling back", "not implemented")
+
+
+class _Log(logging.Handler):
+    def emit(self, record):
+        msg = record.getMessage()
+        named = any(f"'{n}'" in msg or f"`{n}`" in msg for n in WATCHED)
+        if named and any(w in msg for w in FALLBACK_WORDS):
+            state["fallbacks"].append(msg[:400])
+
+
+class Plugin:
+    def pytest_configure(self, config):
+        from nx_gpumatch import interface
+
+        for name in WATCHED:
+            func = getattr(interface.BackendInterface, name)
+
+            def counted(*args, __f=func, __n=name, **kwargs):
+                state["calls"][__n] += 1
+                return __f(*args, **kwargs)
+
+            setattr(interface.BackendInterface, name, staticmethod(counted))
+        log = logging.getLogger("networkx")
+        log.setLevel(logging.DEBUG)
+        log.addHandler(_Log())
+
+    def pytest_runtest_logreport(self, report):
+        if report.when != "call" and not report.failed:
+            return
+        reason = getattr(report, "wasxfail", "")
+        if reason:
+            state["xfailed"].append([report.nodeid.split("::")[-1], reason, report.outcome])
+        elif report.failed:
+            state["failed"].append(report.nodeid)
+        elif report.passed:
+            state["passed"] += 1
+
+
+code = pytest.main(sys.argv[1:], plugins=[Plugin()])
+print("SUITE-RESULT " + json.dumps({"code": int(code), **state}))
+"""
+
+
+def run_networkx_suite(modules, watched, *, fallback, keyword=None, timeout=900):
+    """(result dict, stdout) of networkx's tests in ``modules`` run on the backend."""
+    env = dict(os.environ)
+    env["NETWORKX_TEST_BACKEND"] = "gpumatch"
+    # networkx reads this with bool(str): only the empty string means "off"
+    env["NETWORKX_FALLBACK_TO_NX"] = "True" if fallback else ""
+    env["NX_SUITE_WATCHED"] = ",".join(watched)
+    args = [sys.executable, "-c", RUNNER, "-q", "-p", "no:cacheprovider", "-rfxX", "--pyargs", *modules]
+    if keyword:
+        args += ["-k", keyword]
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("SUITE-RESULT ")]
+    assert lines, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(lines[-1][len("SUITE-RESULT ") :]), proc.stdout
