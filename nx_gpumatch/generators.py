@@ -27,7 +27,9 @@ def random_graph(n, m, seed=0, weights="uniform"):
     w = _weights(rng, m, weights)
     keep = src != dst
     w = None if w is None else w[keep]
-    return Graph.from_arrays(src[keep], dst[keep], w, num_nodes=n, duplicates="max" if weights is None else "last")
+    return Graph.from_arrays(
+        src[keep], dst[keep], w, num_nodes=n, duplicates="max" if weights is None else "last"
+    )
 
 
 def rmat(scale, edge_factor=8, kind="g500", seed=0, weights="uniform"):
@@ -53,7 +55,9 @@ def rmat(scale, edge_factor=8, kind="g500", seed=0, weights="uniform"):
     perm = rng.permutation(n)
     w = _weights(rng, m, weights)
     keep = src != dst  # R-MAT draws self-loops; the graphs are simple
-    return Graph.from_arrays(perm[src[keep]], perm[dst[keep]], None if w is None else w[keep], num_nodes=n)
+    return Graph.from_arrays(
+        perm[src[keep]], perm[dst[keep]], None if w is None else w[keep], num_nodes=n
+    )
 
 
 def random_geometric(n, radius=None, seed=0, weights="distance"):

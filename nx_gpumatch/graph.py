@@ -59,13 +59,24 @@ class Graph:
     __networkx_backend__ = "gpumatch"
 
     def __init__(
-        self, num_nodes, edge_src, edge_dst, edge_weight, nodes=None, *, weight_attr="weight", loop_weight=None, has_loop=None
+        self,
+        num_nodes,
+        edge_src,
+        edge_dst,
+        edge_weight,
+        nodes=None,
+        *,
+        weight_attr="weight",
+        loop_weight=None,
+        has_loop=None,
     ):
         # Internal: edges must already be unique, canonical (src < dst) and sorted.
         from nx_gpumatch.cpu.csr import build_csr
 
         if num_nodes >= 2**31 or edge_src.shape[0] >= NO_RANK:
-            raise ValueError("graphs need fewer than 2**31 vertices and 2**31 - 1 edges (int32 ids)")
+            raise ValueError(
+                "graphs need fewer than 2**31 vertices and 2**31 - 1 edges (int32 ids)"
+            )
         self.num_nodes = int(num_nodes)
         self.edge_src = edge_src
         self.edge_dst = edge_dst
@@ -77,7 +88,9 @@ class Graph:
         self.loop_weight = np.zeros(self.num_nodes) if loop_weight is None else loop_weight
         self.has_loop = (self.loop_weight != 0) if has_loop is None else has_loop
         # weights: the weight of each arc, so kernels scanning a row read it in place.
-        self.indptr, self.indices, self.arc_edge, self.weights = build_csr(self.num_nodes, edge_src, edge_dst, edge_weight)
+        self.indptr, self.indices, self.arc_edge, self.weights = build_csr(
+            self.num_nodes, edge_src, edge_dst, edge_weight
+        )
         self._cache = {}
         self.graph = {}  # networkx reads graph attributes from dispatched graphs
 
@@ -140,7 +153,15 @@ class Graph:
             raise ValueError("duplicates must be 'last' or 'max'")
         esrc = (ukey // n).astype(np.int32) if n else ukey.astype(np.int32)
         edst = (ukey % n).astype(np.int32) if n else ukey.astype(np.int32)
-        return cls(n, esrc, edst, np.ascontiguousarray(w, np.float64), nodes, loop_weight=loop_weight, has_loop=has_loop)
+        return cls(
+            n,
+            esrc,
+            edst,
+            np.ascontiguousarray(w, np.float64),
+            nodes,
+            loop_weight=loop_weight,
+            has_loop=has_loop,
+        )
 
     @classmethod
     def from_networkx(cls, G, weight="weight", default=1):
@@ -186,12 +207,19 @@ class Graph:
                 raise ValueError(f"column {col!r} not in DataFrame (columns: {list(df.columns)})")
         s = df[source].to_numpy()
         t = df[target].to_numpy()
-        inter = np.empty(2 * len(s), dtype=np.result_type(s.dtype, t.dtype) if s.dtype.kind == t.dtype.kind else object)
+        inter = np.empty(
+            2 * len(s),
+            dtype=np.result_type(s.dtype, t.dtype) if s.dtype.kind == t.dtype.kind else object,
+        )
         inter[0::2] = s
         inter[1::2] = t
         codes, uniques = pd.factorize(inter, sort=False)
         nodes = uniques.tolist() if hasattr(uniques, "tolist") else list(uniques)
-        w = None if weight is None else _as_weights(df[weight].to_numpy(), len(df), f"column {weight!r}")
+        w = (
+            None
+            if weight is None
+            else _as_weights(df[weight].to_numpy(), len(df), f"column {weight!r}")
+        )
         g = cls.from_arrays(codes[0::2], codes[1::2], w, num_nodes=len(nodes), nodes=nodes)
         g.weight_attr = weight
         g._cache["label_array"] = pd.Index(uniques)
@@ -320,7 +348,11 @@ class Graph:
             unit = bool((self.edge_weight == 1).all())
             unit = unit and bool((self.loop_weight == self.has_loop).all())
             self._cache["unweighted"] = (
-                self if unit else self.with_weights(np.ones(self.num_edges), loop_weight=self.has_loop.astype(np.float64))
+                self
+                if unit
+                else self.with_weights(
+                    np.ones(self.num_edges), loop_weight=self.has_loop.astype(np.float64)
+                )
             )
         return self._cache["unweighted"]
 
@@ -333,11 +365,18 @@ class Graph:
         G.add_nodes_from(labels)
         attr = self.weight_attr or "weight"
         G.add_weighted_edges_from(
-            ((labels[u], labels[v], w) for u, v, w in zip(self.edge_src.tolist(), self.edge_dst.tolist(), self.edge_weight.tolist())),
+            (
+                (labels[u], labels[v], w)
+                for u, v, w in zip(
+                    self.edge_src.tolist(), self.edge_dst.tolist(), self.edge_weight.tolist()
+                )
+            ),
             weight=attr,
         )
         loops = np.flatnonzero(self.has_loop).tolist()
-        G.add_weighted_edges_from(((labels[v], labels[v], float(self.loop_weight[v])) for v in loops), weight=attr)
+        G.add_weighted_edges_from(
+            ((labels[v], labels[v], float(self.loop_weight[v])) for v in loops), weight=attr
+        )
         return G
 
 

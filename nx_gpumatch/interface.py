@@ -2,18 +2,20 @@
 
 networkx converts graph arguments with :meth:`BackendInterface.convert_from_nx`
 (caching the :class:`Graph` in ``G.__networkx_cache__``), then calls the method
-of the same name here. Each ``algorithms/<problem>.py`` lists the networkx
-functions it implements in its ``DISPATCH`` dict; they become methods below.
+of the same name here. ``_nx_gpumatch.FUNCTIONS`` names each dispatched function
+and the ``algorithms/<problem>.py`` module whose ``DISPATCH`` dict implements
+it; they become methods below.
 In networkx's test mode results pass through :meth:`convert_to_nx`; they are
 plain Python objects already.
 """
 
 import importlib
 
+from _nx_gpumatch import FUNCTIONS
 from nx_gpumatch.graph import Graph
 
-# Modules under nx_gpumatch.algorithms whose DISPATCH dicts are registered.
-_PROBLEMS = ("matching", "stable_marriage", "b_matching", "louvain")
+# Modules under nx_gpumatch.algorithms that dispatch networkx functions.
+_PROBLEMS = tuple(dict.fromkeys(info["module"] for info in FUNCTIONS.values()))
 
 
 class BackendInterface:
@@ -64,10 +66,9 @@ class BackendInterface:
 
 
 _CAN_RUN = {}
-for _problem in _PROBLEMS:
-    _mod = importlib.import_module(f"nx_gpumatch.algorithms.{_problem}")
-    for _name, _func in _mod.DISPATCH.items():
-        setattr(BackendInterface, _name, staticmethod(_func))
-        if hasattr(_mod, "can_run"):
-            _CAN_RUN[_name] = _mod.can_run
-del _problem, _mod, _name, _func
+for _name, _info in FUNCTIONS.items():
+    _mod = importlib.import_module(f"nx_gpumatch.algorithms.{_info['module']}")
+    setattr(BackendInterface, _name, staticmethod(_mod.DISPATCH[_name]))
+    if hasattr(_mod, "can_run"):
+        _CAN_RUN[_name] = _mod.can_run
+del _name, _info, _mod

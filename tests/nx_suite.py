@@ -68,7 +68,17 @@ def run_networkx_suite(modules, watched, *, fallback, keyword=None, timeout=900)
     # networkx reads this with bool(str): only the empty string means "off"
     env["NETWORKX_FALLBACK_TO_NX"] = "True" if fallback else ""
     env["NX_SUITE_WATCHED"] = ",".join(watched)
-    args = [sys.executable, "-c", RUNNER, "-q", "-p", "no:cacheprovider", "-rfxX", "--pyargs", *modules]
+    args = [
+        sys.executable,
+        "-c",
+        RUNNER,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-rfxX",
+        "--pyargs",
+        *modules,
+    ]
     if keyword:
         args += ["-k", keyword]
     proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)

@@ -73,7 +73,9 @@ def graphs_with_b(draw, max_n=14, max_m=40, weights=(1, 2, 3, 5)):
     # Few distinct weights force many ties; zero and negative weights are never used.
     w = draw(st.lists(st.sampled_from(weights), min_size=m, max_size=m))
     b = draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))
-    g = Graph.from_arrays(np.array(src, np.int64), np.array(dst, np.int64), np.array(w, float), num_nodes=n)
+    g = Graph.from_arrays(
+        np.array(src, np.int64), np.array(dst, np.int64), np.array(w, float), num_nodes=n
+    )
     return g, b
 
 
@@ -89,7 +91,9 @@ def graphs_with_b(draw, max_n=14, max_m=40, weights=(1, 2, 3, 5)):
 @given(gb=graphs_with_b(weights=(1, 2, 3, 5, 0, -1)))
 def test_all_algorithms_equal_greedy(threads, gb):
     g, b = gb
-    want = reference_greedy(g.num_nodes, g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_weight.tolist(), b)
+    want = reference_greedy(
+        g.num_nodes, g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_weight.tolist(), b
+    )
     for alg in ALGORITHMS:
         res = b_matching(g, b, algorithm=alg, threads=threads)
         assert pairs(g, res) == want, alg
@@ -102,7 +106,9 @@ def test_all_algorithms_equal_greedy(threads, gb):
 def test_equal_greedy_heavy_ties_large_b(threads, gb):
     g, b = gb
     b = [x * 3 for x in b]  # often past the degree
-    want = reference_greedy(g.num_nodes, g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_weight.tolist(), b)
+    want = reference_greedy(
+        g.num_nodes, g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_weight.tolist(), b
+    )
     for alg in ALGORITHMS:
         assert pairs(g, b_matching(g, b, algorithm=alg, threads=threads)) == want, alg
 
@@ -133,7 +139,9 @@ def _big_graphs():
     yield "geometric", random_geometric(21000, seed=10)
 
 
-@pytest.mark.parametrize("name,g", list(_big_graphs()), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "name,g", list(_big_graphs()), ids=lambda x: x if isinstance(x, str) else ""
+)
 def test_large_graphs(nthreads, name, g):
     assert 60_000 <= g.num_edges <= 140_000
     deg = np.diff(g.indptr)
@@ -146,7 +154,9 @@ def test_large_graphs(nthreads, name, g):
         "one-huge": np.where(np.arange(g.num_nodes) == int(np.argmax(deg)), 10**9, 2),
     }
     for label, b in cases.items():
-        want = reference_greedy(g.num_nodes, g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_weight.tolist(), b)
+        want = reference_greedy(
+            g.num_nodes, g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_weight.tolist(), b
+        )
         for alg in ALGORITHMS:
             got = b_matching(g, b, algorithm=alg)
             assert pairs(g, got) == want, (label, alg)
@@ -166,7 +176,9 @@ def test_hub_rows_longer_than_a_batch(nthreads):
     g = Graph.from_arrays(src, dst, rng.random(src.size), num_nodes=n)
     for bh in (1, 7, 400, 2999):
         b = np.r_[bh, np.full(n - 1, 2)]
-        want = reference_greedy(n, g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_weight.tolist(), b)
+        want = reference_greedy(
+            n, g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_weight.tolist(), b
+        )
         for alg in ALGORITHMS:
             assert pairs(g, b_matching(g, b, algorithm=alg)) == want, (bh, alg)
 
@@ -176,7 +188,9 @@ def test_hub_rows_longer_than_a_batch(nthreads):
 
 def _weighted_nx():
     G = nx.Graph()
-    G.add_weighted_edges_from([("a", "b", 4), ("b", "c", 3), ("c", "d", 5), ("a", "d", 1), ("a", "c", 2), ("d", "e", 6)])
+    G.add_weighted_edges_from(
+        [("a", "b", 4), ("b", "c", 3), ("c", "d", 5), ("a", "d", 1), ("a", "c", 2), ("d", "e", 6)]
+    )
     G.add_node("z")
     return G
 
@@ -206,7 +220,13 @@ def test_b_from_dict_and_attribute():
     assert all("b" not in e for e in want)
     index = {v: i for i, v in enumerate(G)}
     g = Graph.from_networkx(G)
-    ref = reference_greedy(g.num_nodes, g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_weight.tolist(), [b[v] for v in G])
+    ref = reference_greedy(
+        g.num_nodes,
+        g.edge_src.tolist(),
+        g.edge_dst.tolist(),
+        g.edge_weight.tolist(),
+        [b[v] for v in G],
+    )
     assert {frozenset((index[u], index[v])) for u, v in want} == {frozenset(e) for e in ref}
 
 
@@ -219,7 +239,9 @@ def test_weight_none_and_missing_weight():
 
 
 def test_pandas_in_dataframe_out():
-    df = pd.DataFrame({"s": ["x", "y", "z", "x"], "t": ["y", "z", "w", "w"], "wt": [3.0, 2.0, 5.0, 1.0]})
+    df = pd.DataFrame(
+        {"s": ["x", "y", "z", "x"], "t": ["y", "z", "w", "w"], "wt": [3.0, 2.0, 5.0, 1.0]}
+    )
     out = b_matching(df, 1, weight="wt", source="s", target="t")
     assert isinstance(out, pd.DataFrame)
     assert list(out.columns) == ["s", "t", "wt"]
@@ -333,13 +355,27 @@ def test_brute_force_reference_is_sane():
 def test_cli_subcommand(tmp_path, capsys):
     import argparse
 
-    from nx_gpumatch.cli_b_matching import add_b_matching_command
+    from nx_gpumatch.cli.b_matching import add_command
 
     parser = argparse.ArgumentParser()
-    add_b_matching_command(parser.add_subparsers(dest="command"))
+    add_command(parser.add_subparsers(dest="command"))
     out = tmp_path / "bm.csv"
     args = parser.parse_args(
-        ["b-matching", "-n", "500", "-m", "3000", "--b", "2", "--check", "--no-progress", "--device", "cpu", "-o", str(out)]
+        [
+            "b-matching",
+            "-n",
+            "500",
+            "-m",
+            "3000",
+            "--b",
+            "2",
+            "--check",
+            "--no-progress",
+            "--device",
+            "cpu",
+            "-o",
+            str(out),
+        ]
     )
     assert args.func(args) == 0
     text = capsys.readouterr().out

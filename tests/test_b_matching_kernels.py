@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from nx_gpumatch import generators as gen
 from nx_gpumatch.algorithms.b_matching import b_matching, b_matching_edges
-from nx_gpumatch.graph import Graph
 from nx_gpumatch.gpu import b_matching as gbm
 from nx_gpumatch.gpu._emulate import options
+from nx_gpumatch.graph import Graph
 
 
 def _star_forest(hubs=5, leaves=50, seed=0):
@@ -25,7 +25,9 @@ def _star_forest(hubs=5, leaves=50, seed=0):
             dst.append(hubs + (h * leaves + j) % (hubs * leaves // 2))
     src += list(range(hubs - 1))
     dst += list(range(1, hubs))
-    return Graph.from_arrays(np.array(src), np.array(dst), rng.integers(1, 3, len(src)).astype(float))
+    return Graph.from_arrays(
+        np.array(src), np.array(dst), rng.integers(1, 3, len(src)).astype(float)
+    )
 
 
 def _with_nonpositive(seed=5):
@@ -44,7 +46,9 @@ GRAPHS = {
     "star-forest": _star_forest,
     "nonpositive+isolated": _with_nonpositive,
     "single-edge": lambda: Graph.from_arrays(np.array([0]), np.array([1]), np.array([2.0])),
-    "no-edges": lambda: Graph.from_arrays(np.array([], np.int64), np.array([], np.int64), None, num_nodes=4),
+    "no-edges": lambda: Graph.from_arrays(
+        np.array([], np.int64), np.array([], np.int64), None, num_nodes=4
+    ),
 }
 
 
@@ -92,7 +96,10 @@ def test_emulated_under_chaos(seed):
 def test_emulated_random_small(n, m, seed, bmax):
     rng = np.random.default_rng(seed)
     g = Graph.from_arrays(
-        rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(-1, 4, m).astype(float), num_nodes=n
+        rng.integers(0, n, m),
+        rng.integers(0, n, m),
+        rng.integers(-1, 4, m).astype(float),
+        num_nodes=n,
     )
     _check(g, rng.integers(0, bmax + 1, n), "emulate")
 
@@ -103,7 +110,9 @@ def test_emulated_random_small(n, m, seed, bmax):
 def test_gpu_equals_cpu(b):
     g = gen.random_graph(200_000, 1_600_000, seed=0)
     bv = np.full(g.num_nodes, b, np.int64)
-    np.testing.assert_array_equal(gbm.run(g, bv, backend="cupy"), b_matching_edges(g, bv, "b_suitor", device="cpu"))
+    np.testing.assert_array_equal(
+        gbm.run(g, bv, backend="cupy"), b_matching_edges(g, bv, "b_suitor", device="cpu")
+    )
 
 
 @pytest.mark.gpu

@@ -13,7 +13,9 @@ import scipy.sparse as sp
 def run(*args):
     exe = shutil.which("nx-gpumatch")
     cmd = [exe] if exe else [sys.executable, "-m", "nx_gpumatch.cli"]
-    out = subprocess.run(cmd + ["--no-progress", *args], capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        cmd + ["--no-progress", *args], capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -48,6 +50,8 @@ def test_mtx_input_and_csv_output(tmp_path):
 
 def test_csv_edge_list_input(tmp_path):
     path = tmp_path / "e.csv"
-    pd.DataFrame({"a": ["x", "y", "z"], "b": ["y", "z", "w"], "c": [1.0, 3.0, 1.0]}).to_csv(path, index=False)
+    pd.DataFrame({"a": ["x", "y", "z"], "b": ["y", "z", "w"], "c": [1.0, 3.0, 1.0]}).to_csv(
+        path, index=False
+    )
     out = run("--input", str(path), "--source", "a", "--target", "b", "--weight", "c")
     assert "1 edges, weight 3" in out

@@ -68,7 +68,9 @@ def _assert_matching(G, M):
 def _assert_same_as_networkx(G, maxcardinality, weight="weight"):
     ours = nx_gpumatch.max_weight_matching(G, weight=weight, maxcardinality=maxcardinality)
     _assert_matching(G, ours)
-    ref = nx.max_weight_matching(G, maxcardinality=maxcardinality, weight=weight, backend="networkx")
+    ref = nx.max_weight_matching(
+        G, maxcardinality=maxcardinality, weight=weight, backend="networkx"
+    )
     a, b = _total(G, ours, weight), _total(G, ref, weight)
     if isinstance(a, int) and isinstance(b, int):
         assert a == b, (a, b)
@@ -137,7 +139,9 @@ def test_larger_graphs_match_networkx(seed, kind):
 def small_graphs(draw):
     n = draw(st.integers(0, 9))
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    chosen = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=len(pairs))) if pairs else []
+    chosen = (
+        draw(st.lists(st.sampled_from(pairs), unique=True, max_size=len(pairs))) if pairs else []
+    )
     kind = draw(st.sampled_from(WEIGHT_KINDS))
     if kind in ("float", "negfloat"):
         lo = 0.0 if kind == "float" else -1.0
@@ -167,7 +171,11 @@ def test_hypothesis_against_brute_force(data, maxcardinality):
     _assert_matching(G, M)
     card, total = _brute_force(n, edges, maxcardinality)
     got = _total(G, M)
-    assert math.isclose(got, total, rel_tol=1e-9, abs_tol=1e-12) if isinstance(total, float) else got == total
+    assert (
+        math.isclose(got, total, rel_tol=1e-9, abs_tol=1e-12)
+        if isinstance(total, float)
+        else got == total
+    )
     if maxcardinality:
         assert len(M) == card
 
@@ -203,7 +211,9 @@ def test_random_cubic_maxcardinality():
     for seed in range(5):
         G = nx.random_regular_graph(3, 40, seed=seed)
         M = _assert_same_as_networkx(G, True, weight=None)
-        assert len(M) == len(nx.max_weight_matching(G, maxcardinality=True, weight=None, backend="networkx"))
+        assert len(M) == len(
+            nx.max_weight_matching(G, maxcardinality=True, weight=None, backend="networkx")
+        )
 
 
 def test_cold_and_warm_start_agree():
@@ -231,7 +241,9 @@ def test_integer_weights_are_exact():
     # weights near 2**40 differ by 1: float rounding would lose the difference
     G = nx.Graph()
     base = 2**40
-    G.add_weighted_edges_from([(0, 1, base + 1), (1, 2, base + 3), (2, 3, base + 1), (0, 3, base), (3, 4, 7)])
+    G.add_weighted_edges_from(
+        [(0, 1, base + 1), (1, 2, base + 3), (2, 3, base + 1), (0, 3, base), (3, 4, 7)]
+    )
     ref = nx.max_weight_matching(G, backend="networkx")
     ours = nx_gpumatch.max_weight_matching(G)
     assert _total(G, ours) == _total(G, ref)
@@ -292,7 +304,9 @@ def test_dispatch_through_networkx():
 
 def test_min_weight_matching_negative_and_float():
     G = nx.Graph()
-    G.add_weighted_edges_from([(1, 2, -1.5), (1, 3, 2.25), (2, 3, 0.5), (3, 4, -3.0), (2, 4, 1.0), (4, 5, 0.0)])
+    G.add_weighted_edges_from(
+        [(1, 2, -1.5), (1, 3, 2.25), (2, 3, 0.5), (3, 4, -3.0), (2, 4, 1.0), (4, 5, 0.0)]
+    )
     ours = nx.min_weight_matching(G, backend="gpumatch")
     ref = nx.min_weight_matching(G, backend="networkx")
     assert len(ours) == len(ref)
@@ -320,5 +334,12 @@ def test_non_finite_weights_rejected(bad):
     with pytest.raises(ValueError, match="finite"):
         nx.max_weight_matching(G, backend="gpumatch")
     with pytest.raises(ValueError, match="finite"):
-        blossom.max_weight_matching(3, np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]), np.array([0, 0, 1, 1]),
-                                    np.array([0, 1]), np.array([1, 2]), np.array([1.0, bad]))
+        blossom.max_weight_matching(
+            3,
+            np.array([0, 1, 3, 4]),
+            np.array([1, 0, 2, 1]),
+            np.array([0, 0, 1, 1]),
+            np.array([0, 1]),
+            np.array([1, 2]),
+            np.array([1.0, bad]),
+        )

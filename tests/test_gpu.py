@@ -37,7 +37,9 @@ def test_import_does_not_import_cupy():
 @pytest.mark.skipif(gpu.available(), reason="a usable GPU is present")
 def test_device_gpu_without_a_gpu_raises_clearly():
     G = nx.path_graph(4)
-    with pytest.raises(RuntimeError, match=r"device='gpu' was requested but no GPU can be used: .+"):
+    with pytest.raises(
+        RuntimeError, match=r"device='gpu' was requested but no GPU can be used: .+"
+    ):
         nx_gpumatch.max_weight_matching(G, algorithm="suitor", device="gpu")
     cfg = get_config()
     old = cfg.device
@@ -148,14 +150,16 @@ def test_nx_cugraph_input(nthreads):
 
     want = mate_array(g, "greedy", device="cpu")
     np.testing.assert_array_equal(gm.run(g, "suitor", backend="emulate"), want)
-    assert nx_gpumatch.max_weight_matching(fake, algorithm="suitor", device="cpu") == nx_gpumatch.max_weight_matching(
-        G, algorithm="suitor", device="cpu"
-    )
+    assert nx_gpumatch.max_weight_matching(
+        fake, algorithm="suitor", device="cpu"
+    ) == nx_gpumatch.max_weight_matching(G, algorithm="suitor", device="cpu")
 
 
 def test_cugraph_input():
     rng = np.random.default_rng(4)
-    df = pd.DataFrame({"src": rng.integers(0, 50, 300), "dst": rng.integers(0, 50, 300), "wgt": rng.random(300)})
+    df = pd.DataFrame(
+        {"src": rng.integers(0, 50, 300), "dst": rng.integers(0, 50, 300), "wgt": rng.random(300)}
+    )
     g, kind = to_graph(FakeCugraph(df))
     assert kind == "cudf"
     _graph_equal(g, Graph.from_pandas(df, source="src", target="dst", weight="wgt"))
@@ -204,16 +208,18 @@ def test_gpu_red_blue_equals_cpu(big, select):
 
     g, _ = big
     want = mate_array(g, "red_blue", device="cpu", seed=42, select=select)
-    np.testing.assert_array_equal(gm.run(g, "red_blue", seed=42, select=select, backend="cupy"), want)
+    np.testing.assert_array_equal(
+        gm.run(g, "red_blue", seed=42, select=select, backend="cupy"), want
+    )
 
 
 @pytest.mark.gpu
 def test_gpu_public_api():
     G = gen.random_graph(3_000, 12_000, seed=7).to_networkx()
     for alg in ("suitor", "local_max", "greedy"):
-        assert nx_gpumatch.max_weight_matching(G, algorithm=alg, device="gpu") == nx_gpumatch.max_weight_matching(
-            G, algorithm=alg, device="cpu"
-        )
+        assert nx_gpumatch.max_weight_matching(
+            G, algorithm=alg, device="gpu"
+        ) == nx_gpumatch.max_weight_matching(G, algorithm=alg, device="cpu")
 
 
 @pytest.mark.gpu
@@ -233,11 +239,19 @@ def test_gpu_argument_checks():
 def test_gpu_cudf_roundtrip():
     cudf = pytest.importorskip("cudf")
     rng = np.random.default_rng(0)
-    pdf = pd.DataFrame({"a": rng.integers(0, 500, 3000), "b": rng.integers(0, 500, 3000), "w": rng.random(3000)})
-    got = nx_gpumatch.max_weight_matching(cudf.from_pandas(pdf), "w", algorithm="suitor", device="gpu", source="a", target="b")
+    pdf = pd.DataFrame(
+        {"a": rng.integers(0, 500, 3000), "b": rng.integers(0, 500, 3000), "w": rng.random(3000)}
+    )
+    got = nx_gpumatch.max_weight_matching(
+        cudf.from_pandas(pdf), "w", algorithm="suitor", device="gpu", source="a", target="b"
+    )
     assert type(got).__module__.startswith("cudf")
-    want = nx_gpumatch.max_weight_matching(pdf, "w", algorithm="suitor", device="cpu", source="a", target="b")
-    pd.testing.assert_frame_equal(got.to_pandas().reset_index(drop=True), want.reset_index(drop=True), check_dtype=False)
+    want = nx_gpumatch.max_weight_matching(
+        pdf, "w", algorithm="suitor", device="cpu", source="a", target="b"
+    )
+    pd.testing.assert_frame_equal(
+        got.to_pandas().reset_index(drop=True), want.reset_index(drop=True), check_dtype=False
+    )
 
 
 @pytest.mark.gpu

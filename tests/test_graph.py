@@ -52,7 +52,12 @@ def test_from_networkx_labels_weights_default():
 
 @pytest.mark.parametrize(
     "bad, msg",
-    [(float("nan"), "finite"), (float("inf"), "finite"), ("3", "real numbers"), (None, "real numbers")],
+    [
+        (float("nan"), "finite"),
+        (float("inf"), "finite"),
+        ("3", "real numbers"),
+        (None, "real numbers"),
+    ],
 )
 def test_bad_weights_raise(bad, msg):
     G = nx.Graph()
@@ -123,7 +128,11 @@ def test_empty_graph():
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.integers(0, 12), st.integers(0, 12), st.sampled_from([0.0, -0.0, 1.0, 1.5, 2.0, -1.0, 1e-300, 7.25])),
+        st.tuples(
+            st.integers(0, 12),
+            st.integers(0, 12),
+            st.sampled_from([0.0, -0.0, 1.0, 1.5, 2.0, -1.0, 1e-300, 7.25]),
+        ),
         max_size=60,
     )
 )
@@ -134,7 +143,9 @@ def test_csr_and_edge_order_against_reference(edges):
     g = Graph.from_arrays(np.array(src, np.int64), np.array(dst, np.int64), w, num_nodes=13)
     _check_csr(g)
     # The edge order: heavier first, ties by (min id, max id).
-    ref = sorted(range(g.num_edges), key=lambda e: (-g.edge_weight[e], g.edge_src[e], g.edge_dst[e]))
+    ref = sorted(
+        range(g.num_edges), key=lambda e: (-g.edge_weight[e], g.edge_src[e], g.edge_dst[e])
+    )
     assert g.edge_order().tolist() == ref
     rank = g.edge_rank()
     for e in range(g.num_edges):

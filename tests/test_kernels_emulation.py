@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nx_gpumatch.gpu._emulate import EmuModule, EmulationError, EmulationHang, options
+from nx_gpumatch.gpu._emulate import EmulationError, EmulationHang, EmuModule, options
 from nx_gpumatch.gpu._launch import get_module
 
 SELFTEST = Path(__file__).parent / "kernels" / "emu_selftest.cu"
@@ -44,7 +44,12 @@ def test_warp_intrinsics(selftest):
     for i in range(n):
         w = pad[i // 32 * 32 : i // 32 * 32 + 32]
         lane = i % 32
-        ref[i] = [w.max(), ((w >= 0) & (w % 2 == 1)).sum(), w[0] + pad[i ^ 1], -7 if lane == 0 else w[lane - 1]]
+        ref[i] = [
+            w.max(),
+            ((w >= 0) & (w % 2 == 1)).sum(),
+            w[0] + pad[i ^ 1],
+            -7 if lane == 0 else w[lane - 1],
+        ]
     np.testing.assert_array_equal(out.reshape(n, 4), ref)
 
 
@@ -114,7 +119,9 @@ def test_unknown_kernel(selftest):
 def test_get_module_is_cached():
     a = get_module("matching", backend="emulate")
     assert get_module("matching", backend="emulate") is a
-    print(f"g++ emulation build of kernels/matching.cu ({a.path.name}); kernels: {', '.join(a.kernels)}")
+    print(
+        f"g++ emulation build of kernels/matching.cu ({a.path.name}); kernels: {', '.join(a.kernels)}"
+    )
     print(a.compile_log or "(no compiler warnings)")
 
 
@@ -132,8 +139,8 @@ def test_global_without_extern_c_is_refused():
 # --------------------------------------------------------------- part 2
 from nx_gpumatch import generators as gen  # noqa: E402
 from nx_gpumatch.algorithms.matching import mate_array  # noqa: E402
-from nx_gpumatch.graph import Graph  # noqa: E402
 from nx_gpumatch.gpu import matching as gm  # noqa: E402
+from nx_gpumatch.graph import Graph  # noqa: E402
 
 
 def _star_forest(hubs=6, leaves=60, seed=0):
@@ -176,7 +183,9 @@ GRAPHS = {
     "path": _path_decreasing,
     "nonpositive+isolated": _with_nonpositive,
     "single-edge": lambda: Graph.from_arrays(np.array([0]), np.array([1]), np.array([2.0])),
-    "no-edges": lambda: Graph.from_arrays(np.array([], np.int64), np.array([], np.int64), None, num_nodes=5),
+    "no-edges": lambda: Graph.from_arrays(
+        np.array([], np.int64), np.array([], np.int64), None, num_nodes=5
+    ),
 }
 
 
@@ -193,7 +202,9 @@ def greedy_mate(graph):
 def _assert_same(got, want, what):
     assert got.dtype == np.int64 and got.shape == want.shape
     diff = np.flatnonzero(got != want)
-    assert diff.size == 0, f"{what}: {diff.size} vertices differ from the CPU engine, e.g. {diff[:5]} -> {got[diff[:5]]} vs {want[diff[:5]]}"
+    assert diff.size == 0, (
+        f"{what}: {diff.size} vertices differ from the CPU engine, e.g. {diff[:5]} -> {got[diff[:5]]} vs {want[diff[:5]]}"
+    )
 
 
 @pytest.mark.parametrize("vpw", [8, 1, 32, 5])
@@ -203,7 +214,9 @@ def test_suitor_equals_cpu(graph, greedy_mate, vpw):
     assert np.array_equal(mate_array(graph, "suitor", device="cpu"), greedy_mate)
     with options(chaos=64, slots=3, seed=vpw, timeout=30):
         got = gm.run(graph, "suitor", backend="emulate", vertices_per_warp=vpw)
-    print(f"suitor vpw={vpw}: n={graph.num_nodes} m={graph.num_edges} matched={int((got >= 0).sum())} == CPU engine")
+    print(
+        f"suitor vpw={vpw}: n={graph.num_nodes} m={graph.num_edges} matched={int((got >= 0).sum())} == CPU engine"
+    )
     _assert_same(got, greedy_mate, f"suitor (vertices per warp {vpw})")
 
 
@@ -211,7 +224,9 @@ def test_local_max_equals_cpu(graph, greedy_mate):
     assert np.array_equal(mate_array(graph, "local_max", device="cpu"), greedy_mate)
     with options(chaos=64, slots=3, timeout=30):
         got = gm.run(graph, "local_max", backend="emulate")
-    print(f"local_max: n={graph.num_nodes} m={graph.num_edges} matched={int((got >= 0).sum())} == CPU engine")
+    print(
+        f"local_max: n={graph.num_nodes} m={graph.num_edges} matched={int((got >= 0).sum())} == CPU engine"
+    )
     _assert_same(got, greedy_mate, "local max")
 
 
@@ -219,7 +234,9 @@ def test_greedy_on_gpu_is_suitor(graph, greedy_mate):
     _assert_same(gm.run(graph, "greedy", backend="emulate"), greedy_mate, "greedy")
 
 
-@pytest.mark.parametrize("select,seed", [("weighted", 12345), ("random", 777), ("weighted", 2**64 - 1)])
+@pytest.mark.parametrize(
+    "select,seed", [("weighted", 12345), ("random", 777), ("weighted", 2**64 - 1)]
+)
 def test_red_blue_equals_cpu(graph, select, seed):
     want = mate_array(graph, "red_blue", device="cpu", seed=seed, select=select)
     with options(chaos=64, slots=3, timeout=30):
@@ -255,7 +272,12 @@ def test_suitor_and_local_max_random_ties(n, density, levels, vpw, seed):
     """Few distinct weights (so ties everywhere), any size, any chunking."""
     rng = np.random.default_rng(seed)
     m = int(density * n)
-    g = Graph.from_arrays(rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(0, levels, m).astype(float), num_nodes=n)
+    g = Graph.from_arrays(
+        rng.integers(0, n, m),
+        rng.integers(0, n, m),
+        rng.integers(0, levels, m).astype(float),
+        num_nodes=n,
+    )
     want = mate_array(g, "greedy", device="cpu")
     with options(chaos=128, slots=2, seed=seed, timeout=30):
         _assert_same(gm.run(g, "suitor", backend="emulate", vertices_per_warp=vpw), want, "suitor")

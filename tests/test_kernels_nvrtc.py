@@ -22,7 +22,9 @@ def _nvrtc():
 
         nvrtc.getVersion()
     except Exception as exc:  # the binding imports, but the library may be missing
-        pytest.skip(f"NVRTC is not available ({type(exc).__name__}: {exc}); install nvidia-cuda-nvrtc-cu12")
+        pytest.skip(
+            f"NVRTC is not available ({type(exc).__name__}: {exc}); install nvidia-cuda-nvrtc-cu12"
+        )
     return nvrtc
 
 
@@ -36,7 +38,12 @@ def test_nvrtc_compile(path, arch):
     nvrtc = _nvrtc()
     src = path.read_text()
     kernels = parse_kernels(src)  # also rejects __global__ functions without extern "C"
-    options = [f"--gpu-architecture={arch}", *NVRTC_OPTIONS, f"-I{kernels_dir()}", "-Xptxas=-warn-spills"]
+    options = [
+        f"--gpu-architecture={arch}",
+        *NVRTC_OPTIONS,
+        f"-I{kernels_dir()}",
+        "-Xptxas=-warn-spills",
+    ]
     prog = nvrtc.createProgram(src, path.name, [], [])
     try:
         try:
@@ -45,7 +52,9 @@ def test_nvrtc_compile(path, arch):
         except nvrtc.NVRTCError as exc:
             error = exc
         log = nvrtc.getProgramLog(prog).strip()
-        print(f"\n=== NVRTC {nvrtc.getVersion()} {path.name} --gpu-architecture={arch} ({len(kernels)} kernels)")
+        print(
+            f"\n=== NVRTC {nvrtc.getVersion()} {path.name} --gpu-architecture={arch} ({len(kernels)} kernels)"
+        )
         print(log or "(no diagnostics)")
         assert error is None, f"{path.name} does not compile for {arch}: {error}\n{log}"
         cubin = nvrtc.getCUBIN(prog)

@@ -80,7 +80,10 @@ def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
     active = [True] * n
 
     def intra_all():
-        return [_seq_sum([wt for j, wt in rows[v] if comm[j] == comm[v]]) + 2.0 * loop[v] for v in range(n)]
+        return [
+            _seq_sum([wt for j, wt in rows[v] if comm[j] == comm[v]]) + 2.0 * loop[v]
+            for v in range(n)
+        ]
 
     sq = _seq_sum([x * x for x in a])
     q = _seq_sum(intra_all()) / m2 - res * sq / (m2 * m2)
@@ -117,7 +120,12 @@ def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
                     sc = wc - a[c] * scale
                     if best >= 0 and (sc < best_s or (sc == best_s and prio[c] > prio[best])):
                         continue
-                    if size[own] == 1 and size[c] == 1 and batch_of.get(first[c]) == batch_of[v] and prio[c] > prio[own]:
+                    if (
+                        size[own] == 1
+                        and size[c] == 1
+                        and batch_of.get(first[c]) == batch_of[v]
+                        and prio[c] > prio[own]
+                    ):
                         continue
                     best, best_s = c, sc
                 stay = e_own - (a[own] - k[v]) * scale
@@ -150,13 +158,18 @@ def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
     return comm, q, total
 
 
-def reference_levels(g, resolution=1.0, threshold=1e-7, order=None, weighted=True, batch_fraction=None, max_batches=0):
+def reference_levels(
+    g, resolution=1.0, threshold=1e-7, order=None, weighted=True, batch_fraction=None, max_batches=0
+):
     """[(labels, modularity)] per level, by the rules above. batch_fraction=None:
     one vertex per batch, what the engine does on levels below SEQUENTIAL_ARCS."""
     n = g.num_nodes
     w = g.weights if weighted else np.ones(2 * g.num_edges)
     loop = (g.loop_weight if weighted else (g.loop_weight != 0).astype(float)).tolist()
-    rows = [[(int(g.indices[p]), float(w[p])) for p in range(g.indptr[v], g.indptr[v + 1])] for v in range(n)]
+    rows = [
+        [(int(g.indices[p]), float(w[p])) for p in range(g.indptr[v], g.indptr[v + 1])]
+        for v in range(n)
+    ]
     k = [_seq_sum([wt for _, wt in rows[v]]) + 2.0 * loop[v] for v in range(n)]
     m2 = float(np.asarray(k).sum()) if n else 0.0
     if m2 <= 0:
@@ -164,9 +177,12 @@ def reference_levels(g, resolution=1.0, threshold=1e-7, order=None, weighted=Tru
     order = list(range(n)) if order is None else [int(x) for x in order]
     labels = list(range(n))
     comm0 = list(range(n))
-    q = _seq_sum([_seq_sum([wt for j, wt in rows[v] if comm0[j] == comm0[v]]) + 2.0 * loop[v] for v in range(n)]) / m2 - resolution * _seq_sum(
-        [x * x for x in k]
-    ) / (m2 * m2)
+    q = _seq_sum(
+        [
+            _seq_sum([wt for j, wt in rows[v] if comm0[j] == comm0[v]]) + 2.0 * loop[v]
+            for v in range(n)
+        ]
+    ) / m2 - resolution * _seq_sum([x * x for x in k]) / (m2 * m2)
     out = []
     level = 0
     while True:
@@ -177,7 +193,9 @@ def reference_levels(g, resolution=1.0, threshold=1e-7, order=None, weighted=Tru
             max_arcs = 1
         else:
             max_arcs = max(1, int(batch_fraction * sum(1 for r in rows if r)))
-        comm, q_new, moves = _ref_level(rows, loop, k, order, prio, m2, resolution, threshold, max_arcs, max_batches)
+        comm, q_new, moves = _ref_level(
+            rows, loop, k, order, prio, m2, resolution, threshold, max_arcs, max_batches
+        )
         if level > 0 and moves == 0:
             return out
         ids = sorted(set(comm))
@@ -212,19 +230,27 @@ def reference_levels(g, resolution=1.0, threshold=1e-7, order=None, weighted=Tru
 def engine_levels(g, **kw):
     weighted = kw.pop("weighted", True)
     indptr, indices, w, loop = front._arrays(g, weighted)
-    return [(lab.tolist(), info["modularity"]) for lab, info in cl.louvain_levels(indptr, indices, w, loop, **kw)]
+    return [
+        (lab.tolist(), info["modularity"])
+        for lab, info in cl.louvain_levels(indptr, indices, w, loop, **kw)
+    ]
 
 
 def small_graphs():
     weight = st.sampled_from([1.0, 2.0, 3.0, 0.5, 0.25])
     return st.integers(1, 30).flatmap(
         lambda n: st.tuples(
-            st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), weight), max_size=4 * n),
+            st.lists(
+                st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), weight), max_size=4 * n
+            ),
             st.integers(0, 2**32 - 1),
         ).map(
             lambda t: (
                 Graph.from_arrays(
-                    np.array([e[0] for e in t[0]], np.int64), np.array([e[1] for e in t[0]], np.int64), [e[2] for e in t[0]], num_nodes=n
+                    np.array([e[0] for e in t[0]], np.int64),
+                    np.array([e[1] for e in t[0]], np.int64),
+                    [e[2] for e in t[0]],
+                    num_nodes=n,
                 ),
                 t[1],
             )
@@ -246,7 +272,9 @@ def communities_of(labels, nodes=None):
 def test_engine_equals_reference_sequential(gs, resolution):
     g, s = gs
     order = np.random.default_rng(s).permutation(g.num_nodes)
-    assert engine_levels(g, resolution=resolution, order=order) == reference_levels(g, resolution=resolution, order=order)
+    assert engine_levels(g, resolution=resolution, order=order) == reference_levels(
+        g, resolution=resolution, order=order
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -259,7 +287,14 @@ def test_engine_equals_reference_batched(gs, batching):
     ref = reference_levels(g, order=order, batch_fraction=fraction, max_batches=max_batches)
     for t in (1, 2):
         with gm.cpu.threads(t):
-            got = engine_levels(g, order=order, sequential_arcs=0, parallel_min_arcs=1, batch_fraction=fraction, max_batches=max_batches)
+            got = engine_levels(
+                g,
+                order=order,
+                sequential_arcs=0,
+                parallel_min_arcs=1,
+                batch_fraction=fraction,
+                max_batches=max_batches,
+            )
         assert got == ref, t
 
 
@@ -282,7 +317,9 @@ def test_modularity_and_levels_match_networkx():
         for i, (labels, info) in enumerate(lv):
             parts = communities_of(labels.tolist(), g.nodes)
             assert nx.community.is_partition(G, parts)
-            assert info["modularity"] == pytest.approx(nx.community.modularity(G, parts, resolution=res), abs=1e-12)
+            assert info["modularity"] == pytest.approx(
+                nx.community.modularity(G, parts, resolution=res), abs=1e-12
+            )
             assert all(len(set(labels[prev == p].tolist())) == 1 for p in set(prev.tolist()))
             if i < len(lv) - 1:
                 assert info["modularity"] - q > 1e-7
@@ -305,12 +342,21 @@ def _quality_cases():
     ]
 
 
-@pytest.mark.parametrize("name,G,weight", _quality_cases(), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "name,G,weight", _quality_cases(), ids=lambda x: x if isinstance(x, str) else ""
+)
 def test_modularity_at_least_99_percent_of_networkx(name, G, weight):
     seeds = range(4)
-    ours = [nx.community.modularity(G, gm.louvain_communities(G, weight=weight, seed=s), weight=weight) for s in seeds]
+    ours = [
+        nx.community.modularity(G, gm.louvain_communities(G, weight=weight, seed=s), weight=weight)
+        for s in seeds
+    ]
     ref = [
-        nx.community.modularity(G, nx.community.louvain_communities(G, weight=weight, seed=s, backend="networkx"), weight=weight)
+        nx.community.modularity(
+            G,
+            nx.community.louvain_communities(G, weight=weight, seed=s, backend="networkx"),
+            weight=weight,
+        )
         for s in seeds
     ]
     assert np.mean(ours) >= 0.99 * np.mean(ref), (ours, ref)
@@ -373,9 +419,13 @@ def test_self_loops_count_like_networkx():
     G = nx.karate_club_graph()
     G.add_weighted_edges_from([(i, i, i * 1000) for i in range(9)])
     for weight in ("weight", None):
-        labels, info = next(front.levels(Graph.from_networkx(G, weight=weight), weighted=weight is not None, seed=1))
+        labels, info = next(
+            front.levels(Graph.from_networkx(G, weight=weight), weighted=weight is not None, seed=1)
+        )
         parts = communities_of(labels.tolist())
-        assert info["modularity"] == pytest.approx(nx.community.modularity(G, parts, weight=weight), abs=1e-12)
+        assert info["modularity"] == pytest.approx(
+            nx.community.modularity(G, parts, weight=weight), abs=1e-12
+        )
 
 
 def test_weight_none_ignores_weights():
@@ -386,7 +436,9 @@ def test_weight_none_ignores_weights():
     assert gm.louvain_communities(G, weight=None, seed=3) == gm.louvain_communities(H, seed=3)
     # also when networkx hands over a graph it converted with weights (its cache)
     nx.community.louvain_communities(G, seed=3, backend="gpumatch")
-    assert nx.community.louvain_communities(G, weight=None, seed=3, backend="gpumatch") == gm.louvain_communities(H, seed=3)
+    assert nx.community.louvain_communities(
+        G, weight=None, seed=3, backend="gpumatch"
+    ) == gm.louvain_communities(H, seed=3)
 
 
 def test_resolution_orders_community_counts():
@@ -486,16 +538,31 @@ def test_directed_and_multigraph_stay_with_networkx():
 def test_cli_louvain(tmp_path, capsys):
     import argparse
 
-    from nx_gpumatch.cli_louvain import add_louvain_command
+    from nx_gpumatch.cli.louvain import add_command
 
     parser = argparse.ArgumentParser()
-    add_louvain_command(parser.add_subparsers())
+    add_command(parser.add_subparsers())
     out_csv = tmp_path / "c.csv"
-    args = parser.parse_args(["louvain", "-n", "500", "-m", "2500", "--no-progress", "--order-seed", "3", "-o", str(out_csv)])
+    args = parser.parse_args(
+        [
+            "louvain",
+            "-n",
+            "500",
+            "-m",
+            "2500",
+            "--no-progress",
+            "--order-seed",
+            "3",
+            "-o",
+            str(out_csv),
+        ]
+    )
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "500 vertices" in out and "modularity" in out and "ratio" in out
     df = pd.read_csv(out_csv)
     assert list(df.columns) == ["vertex", "community"] and len(df) == 500
-    args = parser.parse_args(["louvain", "-n", "200", "-m", "800", "--no-progress", "--max-level", "0"])
+    args = parser.parse_args(
+        ["louvain", "-n", "200", "-m", "800", "--no-progress", "--max-level", "0"]
+    )
     assert args.func(args) == 2

@@ -24,7 +24,11 @@ def hub_graph(seed, n=600):
     src, dst = [], []
     for _ in range(5 * n):
         u = int(rng.integers(0, n))
-        v = int(rng.choice(np.flatnonzero(block == block[u]))) if rng.random() < 0.85 else int(rng.integers(0, n))
+        v = (
+            int(rng.choice(np.flatnonzero(block == block[u])))
+            if rng.random() < 0.85
+            else int(rng.integers(0, n))
+        )
         src.append(u)
         dst.append(v)
     for h, d in [(0, 350), (1, 330), (2, 150), (3, 100), (4, 60), (5, 45), (6, 40)]:
@@ -50,7 +54,14 @@ class Counting:
                 if name == "compute_moves_group":
                     self.seen.add((name, int(args[13]), int(args[14])))
                 elif name in ("compute_moves_block", "merge_communities"):
-                    self.seen.add((name, "global" if int(args[14 if name == "compute_moves_block" else 11]) else "shared"))
+                    self.seen.add(
+                        (
+                            name,
+                            "global"
+                            if int(args[14 if name == "compute_moves_block" else 11])
+                            else "shared",
+                        )
+                    )
                     if name == "merge_communities" and not int(args[11]):
                         self.seen.add((name, int(args[10])))
                 else:
@@ -65,10 +76,24 @@ class Counting:
 def run_both(g, backend="emulate", **kw):
     order = kw.pop("order", None)
     gpu_only = {"cpu_below_arcs": kw.pop("cpu_below_arcs")} if "cpu_below_arcs" in kw else {}
-    cpu = [(lab.tolist(), info["modularity"], info["moves"], info["sweeps"]) for lab, info in cl.louvain_levels(g.indptr, g.indices, g.weights, g.loop_weight, order=order, **kw)]
+    cpu = [
+        (lab.tolist(), info["modularity"], info["moves"], info["sweeps"])
+        for lab, info in cl.louvain_levels(
+            g.indptr, g.indices, g.weights, g.loop_weight, order=order, **kw
+        )
+    ]
     gpu = [
         (lab.tolist(), info["modularity"], info["moves"], info["sweeps"])
-        for lab, info in gl.louvain_levels(g.indptr, g.indices, g.weights, g.loop_weight, order=order, backend=backend, **kw, **gpu_only)
+        for lab, info in gl.louvain_levels(
+            g.indptr,
+            g.indices,
+            g.weights,
+            g.loop_weight,
+            order=order,
+            backend=backend,
+            **kw,
+            **gpu_only,
+        )
     ]
     return cpu, gpu
 
@@ -100,12 +125,34 @@ def check_compute_moves(seed):
     comm, k, a, size, prio, batch, active = _state(g, seed)
     m2 = float(k.sum())
     r = 1.0 / m2
-    bptr, verts = cl.degree_buckets(g.indptr, cl.MOVE_BUCKETS, np.arange(g.num_nodes, dtype=np.int32))
+    bptr, verts = cl.degree_buckets(
+        g.indptr, cl.MOVE_BUCKETS, np.arange(g.num_nodes, dtype=np.int32)
+    )
     assert all(bptr[b + 1] > bptr[b] for b in range(7)), np.diff(bptr)
     pos, bc, bj, bw = cl.move_scratch(1, g.num_nodes, int(np.diff(g.indptr).max()))
     ref = np.full(g.num_nodes, -7, np.int32)
     ref_active = active.copy()
-    cl._compute_moves_serial(verts, 0, verts.shape[0], g.indptr, g.indices, g.weights, k, comm, a, size, prio, batch, ref_active, r, pos, bc, bj, bw, ref)
+    cl._compute_moves_serial(
+        verts,
+        0,
+        verts.shape[0],
+        g.indptr,
+        g.indices,
+        g.weights,
+        k,
+        comm,
+        a,
+        size,
+        prio,
+        batch,
+        ref_active,
+        r,
+        pos,
+        bc,
+        bj,
+        bw,
+        ref,
+    )
 
     mod = get_module("louvain", "emulate")
     got = np.full(g.num_nodes, -7, np.int32)
@@ -115,20 +162,55 @@ def check_compute_moves(seed):
         lo, hi = int(bptr[b]), int(bptr[b + 1])
         vs = np.ascontiguousarray(verts[lo:hi])
         count = np.int32(hi - lo)
-        common = (count, vs, lev.indptr, lev.indices, lev.w, lev.k, comm, a, size, prio, batch, got_active, np.float64(r))
+        common = (
+            count,
+            vs,
+            lev.indptr,
+            lev.indices,
+            lev.w,
+            lev.k,
+            comm,
+            a,
+            size,
+            prio,
+            batch,
+            got_active,
+            np.float64(r),
+        )
         if b in gl.GROUP_KERNELS:
             width, slots = gl.GROUP_KERNELS[b]
             per = gl.BLOCK // width
-            mod.get_function("compute_moves_group")((math.ceil(int(count) / per),), (gl.BLOCK,), common + (np.int32(width), np.int32(slots), got),
-                                                    shared_mem=per * slots * 16)
+            mod.get_function("compute_moves_group")(
+                (math.ceil(int(count) / per),),
+                (gl.BLOCK,),
+                common + (np.int32(width), np.int32(slots), got),
+                shared_mem=per * slots * 16,
+            )
         elif b == 5:
             z64, z32, zf = np.zeros(1, np.int64), np.zeros(1, np.int32), np.zeros(1)
-            mod.get_function("compute_moves_block")((int(count),), (gl.BLOCK,), common + (np.int32(gl.BLOCK_SLOTS), np.int32(0), z64, z32, zf, z32, got),
-                                                    shared_mem=gl.BLOCK_SLOTS * 16)
+            mod.get_function("compute_moves_block")(
+                (int(count),),
+                (gl.BLOCK,),
+                common + (np.int32(gl.BLOCK_SLOTS), np.int32(0), z64, z32, zf, z32, got),
+                shared_mem=gl.BLOCK_SLOTS * 16,
+            )
         else:
             off = gl._pow2_tables(np.diff(g.indptr)[vs])
             t = int(off[-1])
-            mod.get_function("compute_moves_block")((2,), (gl.BLOCK,), common + (np.int32(0), np.int32(1), off, np.empty(t, np.int32), np.empty(t), np.empty(t, np.int32), got))
+            mod.get_function("compute_moves_block")(
+                (2,),
+                (gl.BLOCK,),
+                common
+                + (
+                    np.int32(0),
+                    np.int32(1),
+                    off,
+                    np.empty(t, np.int32),
+                    np.empty(t),
+                    np.empty(t, np.int32),
+                    got,
+                ),
+            )
     np.testing.assert_array_equal(got[verts], ref[verts])
     np.testing.assert_array_equal(got_active, ref_active)
     assert (got[verts] != comm[verts]).any()  # some vertices do move
@@ -146,12 +228,18 @@ def check_aggregation(seed):
     rng = np.random.default_rng(seed)
     n = g.num_nodes
     # community sizes from 1 to ~150 so that all three table kinds are used
-    comm = np.where(rng.random(n) < 0.2, np.arange(n), rng.choice([0, 1, 2, 10, 11, 12, 13, 20, 21, 22, 23, 24, 25], n)).astype(np.int32)
+    comm = np.where(
+        rng.random(n) < 0.2,
+        np.arange(n),
+        rng.choice([0, 1, 2, 10, 11, 12, 13, 20, 21, 22, 23, 24, 25], n),
+    ).astype(np.int32)
     loop = np.where(rng.random(n) < 0.1, rng.integers(1, 5, n), 0).astype(np.float64)
     k = cl.weighted_degrees(g.indptr, g.weights, loop)
     newid, K, ptr, members = cl.renumber(comm)
     comdeg = np.bincount(newid[comm], np.diff(g.indptr), K)
-    assert (comdeg <= 127).any() and ((comdeg > 127) & (comdeg <= 479)).any() and (comdeg > 479).any()
+    assert (
+        (comdeg <= 127).any() and ((comdeg > 127) & (comdeg <= 479)).any() and (comdeg > 479).any()
+    )
     pos = np.full((1, n), -1, np.int32)
     ref = cl.aggregate(comm, newid, K, ptr, members, g.indptr, g.indices, g.weights, loop, pos, 1)
     lev = gl._Level(np, g.indptr, g.indices, g.weights, loop, k)
@@ -160,7 +248,15 @@ def check_aggregation(seed):
     got = gl._aggregate(np, get_module("louvain", "emulate"), lev, comm, nid, K2)
 
     def rows(indptr, indices, w):
-        return [sorted(zip(indices[indptr[x] : indptr[x + 1]].tolist(), w[indptr[x] : indptr[x + 1]].tolist())) for x in range(K)]
+        return [
+            sorted(
+                zip(
+                    indices[indptr[x] : indptr[x + 1]].tolist(),
+                    w[indptr[x] : indptr[x + 1]].tolist(),
+                )
+            )
+            for x in range(K)
+        ]
 
     assert rows(*ref[:3]) == rows(got.indptr, got.indices, got.w)
     np.testing.assert_array_equal(ref[3], got.loop)
@@ -172,7 +268,13 @@ def check_aggregation(seed):
     "kw",
     [
         # one batch per bucket (the seed's bucket-synchronous sweep), coarse threshold
-        dict(sequential_arcs=0, batch_fraction=50.0, max_batches=1, fine_below=0, coarse_threshold=1e-3),
+        dict(
+            sequential_arcs=0,
+            batch_fraction=50.0,
+            max_batches=1,
+            fine_below=0,
+            coarse_threshold=1e-3,
+        ),
         # several batches per bucket, fine threshold, all levels on the GPU
         dict(sequential_arcs=0, batch_fraction=1.0, max_batches=3, cpu_below_arcs=0),
     ],
@@ -189,7 +291,10 @@ def test_emulated_run_equals_cpu_engine(kw, monkeypatch):
     variants = counting.seen
     for width, slots in gl.GROUP_KERNELS.values():
         assert ("compute_moves_group", width, slots) in variants
-    assert ("compute_moves_block", "shared") in variants and ("compute_moves_block", "global") in variants
+    assert ("compute_moves_block", "shared") in variants and (
+        "compute_moves_block",
+        "global",
+    ) in variants
     assert ("commit_moves",) in variants and ("intra_weights",) in variants
 
 
@@ -219,5 +324,7 @@ def test_gpu_run_equals_cpu_engine(seed):
     cpu, gpu = run_both(g, backend="cupy", **kw)
     assert cpu == gpu
     g = hub_graph(seed)
-    cpu, gpu = run_both(g, backend="cupy", sequential_arcs=0, batch_fraction=1.0, max_batches=3, cpu_below_arcs=0)
+    cpu, gpu = run_both(
+        g, backend="cupy", sequential_arcs=0, batch_fraction=1.0, max_batches=3, cpu_below_arcs=0
+    )
     assert cpu == gpu

@@ -38,7 +38,9 @@ def graphs_strategy():
         st.floats(-2, 10, allow_nan=False, allow_infinity=False),
     )
     return st.integers(1, 40).flatmap(
-        lambda n: st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), weight), max_size=4 * n).map(
+        lambda n: st.lists(
+            st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), weight), max_size=4 * n
+        ).map(
             lambda es: Graph.from_arrays(
                 np.array([e[0] for e in es], np.int64),
                 np.array([e[1] for e in es], np.int64),
@@ -73,12 +75,19 @@ def test_all_equal_reference_greedy(g):
 )
 def test_generated_graphs_equal_greedy(make, nthreads):
     g = make()
-    ref = cm.greedy(g.num_nodes, g.edge_src, g.edge_dst, g.edge_order(), int((g.edge_weight > 0).sum()))
+    ref = cm.greedy(
+        g.num_nodes, g.edge_src, g.edge_dst, g.edge_order(), int((g.edge_weight > 0).sum())
+    )
     assert np.array_equal(gm.max_weight_matching(g, algorithm="suitor"), ref)
     assert np.array_equal(gm.max_weight_matching(g, algorithm="local_max"), ref)
     assert gm.is_matching(g, ref)
     # Greedy is maximal on the positive-weight edges.
-    pos = Graph(g.num_nodes, g.edge_src[g.edge_weight > 0], g.edge_dst[g.edge_weight > 0], g.edge_weight[g.edge_weight > 0])
+    pos = Graph(
+        g.num_nodes,
+        g.edge_src[g.edge_weight > 0],
+        g.edge_dst[g.edge_weight > 0],
+        g.edge_weight[g.edge_weight > 0],
+    )
     assert gm.is_matching(pos, ref, maximal=True)
 
 
@@ -92,7 +101,10 @@ def test_suitor_repeated_runs_identical():
 @settings(max_examples=100, deadline=None)
 @given(graphs_strategy(), st.integers(0, 2**64 - 1), st.sampled_from(["weighted", "random"]))
 def test_red_blue_maximal_and_reproducible(g, seed, select):
-    mates = [gm.max_weight_matching(g, algorithm="red_blue", seed=seed, select=select, threads=t) for t in (1, 2)]
+    mates = [
+        gm.max_weight_matching(g, algorithm="red_blue", seed=seed, select=select, threads=t)
+        for t in (1, 2)
+    ]
     assert np.array_equal(mates[0], mates[1])
     keep = g.edge_weight > 0
     pos = Graph(g.num_nodes, g.edge_src[keep], g.edge_dst[keep], g.edge_weight[keep])
@@ -112,7 +124,9 @@ def test_red_blue_seed_forms():
 def test_half_approximation(g):
     keep = g.edge_weight > 0
     G = nx.Graph()
-    G.add_weighted_edges_from(zip(g.edge_src[keep].tolist(), g.edge_dst[keep].tolist(), g.edge_weight[keep].tolist()))
+    G.add_weighted_edges_from(
+        zip(g.edge_src[keep].tolist(), g.edge_dst[keep].tolist(), g.edge_weight[keep].tolist())
+    )
     opt = sum(G[u][v]["weight"] for u, v in nx.max_weight_matching(G))
     got = gm.matching_weight(g, gm.max_weight_matching(g, algorithm="suitor"))
     assert got >= 0.5 * opt - 1e-9
@@ -154,7 +168,9 @@ def test_maximal_matching_ignores_weights():
     G = nx.path_graph(5)
     for u, v in G.edges:
         G[u][v]["weight"] = u + 1  # would make (1, 2) and (3, 4) the greedy pick
-    nx.max_weight_matching(G, backend="gpumatch", algorithm="suitor")  # caches a weighted conversion
+    nx.max_weight_matching(
+        G, backend="gpumatch", algorithm="suitor"
+    )  # caches a weighted conversion
     M = nx.maximal_matching(G, backend="gpumatch")
     assert {frozenset(e) for e in M} == {frozenset((0, 1)), frozenset((2, 3))}
     assert nx.is_maximal_matching(G, M)
@@ -171,7 +187,9 @@ def test_approximate_never_by_default():
 
 
 def test_dataframe_in_dataframe_out():
-    df = pd.DataFrame({"a": ["p", "q", "r", "s"], "b": ["q", "r", "s", "p"], "w": [1.0, 5.0, 1.0, 2.0]})
+    df = pd.DataFrame(
+        {"a": ["p", "q", "r", "s"], "b": ["q", "r", "s", "p"], "w": [1.0, 5.0, 1.0, 2.0]}
+    )
     out = gm.max_weight_matching(df, weight="w", algorithm="suitor", source="a", target="b")
     assert isinstance(out, pd.DataFrame) and list(out.columns) == ["a", "b", "w"]
     got = {(frozenset((r.a, r.b)), r.w) for r in out.itertuples()}

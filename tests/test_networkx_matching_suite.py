@@ -23,7 +23,11 @@ WATCHED = ("max_weight_matching", "min_weight_matching")
 def _run(modules, keyword, fallback):
     res, out = run_networkx_suite(modules, WATCHED, fallback=fallback, keyword=keyword, timeout=600)
     # xfails that name a watched function would hide a backend failure
-    res["xfail_watched"] = [f"{name}: {reason}" for name, reason, _ in res["xfailed"] if any(n in reason for n in WATCHED)]
+    res["xfail_watched"] = [
+        f"{name}: {reason}"
+        for name, reason, _ in res["xfailed"]
+        if any(n in reason for n in WATCHED)
+    ]
     return res, out
 
 

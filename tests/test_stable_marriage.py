@@ -108,20 +108,26 @@ def instances(draw, max_men=7, max_women=7):
 
 
 # ------------------------------------------------------------------ tests
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(instances())
 def test_all_engines_equal_reference_dict(nthreads, inst):
     men, women = inst
     expect = reference_gale_shapley(men, women)
     assert brute_blocking(expect, men, women) == []
     for algorithm, parallel in ENGINES:
-        got = nx_gpumatch.stable_marriage(men, women, algorithm=algorithm, parallel=parallel, device="cpu")
+        got = nx_gpumatch.stable_marriage(
+            men, women, algorithm=algorithm, parallel=parallel, device="cpu"
+        )
         assert got == expect, (algorithm, parallel)
     assert nx_gpumatch.is_stable(expect, men, women)
     assert nx_gpumatch.blocking_pair(expect, men, women) is None
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(instances(max_men=9, max_women=6))
 def test_array_form_and_proposals(nthreads, inst):
     men, women = inst
@@ -139,9 +145,13 @@ def test_array_form_and_proposals(nthreads, inst):
         props += usable.index(expect[m]) + 1 if m in expect else len(usable)
     prefs = sm.prepare_preferences(marr, warr)
     for algorithm, parallel in ENGINES:
-        got = nx_gpumatch.stable_marriage(marr, warr, algorithm=algorithm, parallel=parallel, device="cpu")
+        got = nx_gpumatch.stable_marriage(
+            marr, warr, algorithm=algorithm, parallel=parallel, device="cpu"
+        )
         assert got.dtype == np.int64 and np.array_equal(got, want)
-        mate, p = sm.solve(prefs, algorithm=algorithm, engine="parallel" if parallel else "sequential")
+        mate, p = sm.solve(
+            prefs, algorithm=algorithm, engine="parallel" if parallel else "sequential"
+        )
         assert np.array_equal(mate, want) and p == props
     assert nx_gpumatch.is_stable(want, marr, warr)
 
@@ -229,7 +239,18 @@ def test_prepared_preferences_reused():
         nx_gpumatch.stable_marriage(men)
 
 
-@pytest.mark.parametrize("kind,n,seed", [("easy", 1, 0), ("easy", 2, 1), ("easy", 3000, 1), ("easy", 3000, 2), ("hard", 1, 0), ("hard", 150, 4), ("hard", 257, 5)])
+@pytest.mark.parametrize(
+    "kind,n,seed",
+    [
+        ("easy", 1, 0),
+        ("easy", 2, 1),
+        ("easy", 3000, 1),
+        ("easy", 3000, 2),
+        ("hard", 1, 0),
+        ("hard", 150, 4),
+        ("hard", 257, 5),
+    ],
+)
 def test_generated_instances(nthreads, kind, n, seed):
     men, women = nx_gpumatch.stable_marriage_instance(kind, n, seed)
     md, wd = to_dicts(men, women)
@@ -239,7 +260,9 @@ def test_generated_instances(nthreads, kind, n, seed):
         want[m] = w
     prefs = sm.prepare_preferences(men, women)
     for algorithm, parallel in ENGINES:
-        mate, props = sm.solve(prefs, algorithm=algorithm, engine="parallel" if parallel else "sequential")
+        mate, props = sm.solve(
+            prefs, algorithm=algorithm, engine="parallel" if parallel else "sequential"
+        )
         assert np.array_equal(mate, want), (algorithm, parallel)
         if kind == "hard":
             assert props == n * (n + 1) // 2
@@ -251,7 +274,9 @@ def test_generated_instances(nthreads, kind, n, seed):
 def test_generated_large_easy_engines_agree(nthreads):
     men, women = nx_gpumatch.stable_marriage_instance("easy", 200_000, seed=11)
     prefs = sm.prepare_preferences(men, women)
-    results = [sm.solve(prefs, algorithm=a, engine="parallel" if p else "sequential") for a, p in ENGINES]
+    results = [
+        sm.solve(prefs, algorithm=a, engine="parallel" if p else "sequential") for a, p in ENGINES
+    ]
     for mate, props in results[1:]:
         assert np.array_equal(mate, results[0][0]) and props == results[0][1]
     assert nx_gpumatch.is_stable(results[0][0], prefs)
@@ -321,7 +346,10 @@ def test_equals_matching_package(n, seed):
     women = {f"w{i}": rnd.sample([f"m{j}" for j in range(n)], n) for i in range(n)}
     expect = _matching_package(men, women)
     for algorithm, parallel in ENGINES:
-        assert nx_gpumatch.stable_marriage(men, women, algorithm=algorithm, parallel=parallel) == expect
+        assert (
+            nx_gpumatch.stable_marriage(men, women, algorithm=algorithm, parallel=parallel)
+            == expect
+        )
 
 
 def test_equals_matching_package_n150():
@@ -433,7 +461,14 @@ def sorted_greedy(G):
 @settings(max_examples=60, deadline=None)
 @given(
     st.integers(1, 12),
-    st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11), st.sampled_from([-1.0, 0.0, 1.0, 2.0, 2.0, 3.5, 7.0])), max_size=40),
+    st.lists(
+        st.tuples(
+            st.integers(0, 11),
+            st.integers(0, 11),
+            st.sampled_from([-1.0, 0.0, 1.0, 2.0, 2.0, 3.5, 7.0]),
+        ),
+        max_size=40,
+    ),
 )
 def test_greedy_matching_via_smi(n, edges):
     G = nx.Graph()
@@ -462,25 +497,33 @@ def test_greedy_matching_via_smi_larger(nthreads):
     assert np.array_equal(got, want)
     G = g.to_networkx()
     G.add_edge(0, 1, weight=0.5)
-    assert nx_gpumatch.greedy_matching_smi(G, algorithm="gale_shapley") == nx_gpumatch.max_weight_matching(
-        G, algorithm="greedy"
-    )
+    assert nx_gpumatch.greedy_matching_smi(
+        G, algorithm="gale_shapley"
+    ) == nx_gpumatch.max_weight_matching(G, algorithm="greedy")
 
 
 # ------------------------------------------------------------------ CLI
-@pytest.mark.parametrize("argv", [["--kind", "easy", "-n", "3000"], ["--kind", "hard", "-n", "300", "-a", "gale_shapley", "--sequential"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--kind", "easy", "-n", "3000"],
+        ["--kind", "hard", "-n", "300", "-a", "gale_shapley", "--sequential"],
+    ],
+)
 def test_cli_subcommand(argv, capsys):
     import argparse
 
-    from nx_gpumatch.cli_stable_marriage import add_stable_marriage_command
+    from nx_gpumatch.cli.stable_marriage import add_command
 
     parser = argparse.ArgumentParser()
-    add_stable_marriage_command(parser.add_subparsers(dest="command"))
+    add_command(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["stable-marriage", *argv, "--repeat", "1"])
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "proposals/s" in out and "stable       yes" in out
     if "hard" in argv:
         assert f"{300 * 301 // 2:,} =" in out
-    args = parser.parse_args(["stable-marriage", "-n", "10", "-a", "gale_shapley", "--device", "gpu"])
+    args = parser.parse_args(
+        ["stable-marriage", "-n", "10", "-a", "gale_shapley", "--device", "gpu"]
+    )
     assert args.func(args) == 2

@@ -77,4 +77,6 @@ def test_gpu_kernel_equals_cpu(kind, n):
 def test_gpu_front_end():
     men = {"a": ["x", "y"], "b": ["y", "x"], "c": ["x"]}
     women = {"x": ["b", "c", "a"], "y": ["a", "b"]}
-    assert nx_gpumatch.stable_marriage(men, women, device="gpu") == nx_gpumatch.stable_marriage(men, women, device="cpu")
+    assert nx_gpumatch.stable_marriage(men, women, device="gpu") == nx_gpumatch.stable_marriage(
+        men, women, device="cpu"
+    )

@@ -37,7 +37,9 @@ class BMatching:
         b_matching_edges(self.g, self.b, algorithm, device="cpu")
 
     def track_weight(self, graphs, size, b, algorithm):
-        return float(self.g.edge_weight[b_matching_edges(self.g, self.b, algorithm, device="cpu")].sum())
+        return float(
+            self.g.edge_weight[b_matching_edges(self.g, self.b, algorithm, device="cpu")].sum()
+        )
 
 
 class NetworKitBSuitor:

@@ -12,7 +12,13 @@ from nx_gpumatch.generators import random_graph
 
 def _run(g, maxcardinality):
     return blossom.max_weight_matching(
-        g.num_nodes, g.indptr, g.indices, g.arc_edge, g.edge_src, g.edge_dst, g.edge_weight,
+        g.num_nodes,
+        g.indptr,
+        g.indices,
+        g.arc_edge,
+        g.edge_src,
+        g.edge_dst,
+        g.edge_weight,
         maxcardinality=maxcardinality,
     )
 

@@ -25,13 +25,17 @@ class Louvain:
 
     def setup(self, graphs, size, threads):
         self.g = graphs[size]
-        gm.louvain_communities(self.g, threads=threads, device="cpu", progress=False)  # load kernels
+        gm.louvain_communities(
+            self.g, threads=threads, device="cpu", progress=False
+        )  # load kernels
 
     def time_louvain(self, graphs, size, threads):
         gm.louvain_communities(self.g, threads=threads, device="cpu", progress=False)
 
     def track_modularity(self, graphs, size, threads):
-        return modularity(self.g, gm.louvain_communities(self.g, threads=threads, device="cpu", progress=False))
+        return modularity(
+            self.g, gm.louvain_communities(self.g, threads=threads, device="cpu", progress=False)
+        )
 
     track_modularity.unit = "modularity"
 

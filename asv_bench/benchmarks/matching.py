@@ -35,7 +35,9 @@ class ApproximateMatching:
         gm.max_weight_matching(self.g, algorithm=algorithm, seed=1)
 
     def track_weight(self, graphs, size, algorithm):
-        return gm.matching_weight(self.g, gm.max_weight_matching(self.g, algorithm=algorithm, seed=1))
+        return gm.matching_weight(
+            self.g, gm.max_weight_matching(self.g, algorithm=algorithm, seed=1)
+        )
 
 
 class Preprocessing:

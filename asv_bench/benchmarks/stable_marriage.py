@@ -95,4 +95,3 @@ class VersusMatchingPackage:
             StableMarriage.create_from_dictionaries(self.men, self.women).solve(optimal="suitor")
         finally:
             sys.setrecursionlimit(old)
-

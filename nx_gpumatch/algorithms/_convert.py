@@ -101,7 +101,9 @@ def matching_result(graph, kind, mate, weight="weight", source="source", target=
     }
     if weight is not None:
         cols[weight] = edge_weights(graph, u, v)
-    df = pd.DataFrame({k: np.asarray(c) if labels is None else pd.Series(c) for k, c in cols.items()})
+    df = pd.DataFrame(
+        {k: np.asarray(c) if labels is None else pd.Series(c) for k, c in cols.items()}
+    )
     if kind == "cudf":
         import cudf
 

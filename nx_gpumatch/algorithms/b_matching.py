@@ -16,7 +16,9 @@ __all__ = ["b_matching", "is_b_matching"]
 
 def _b_value(x, node):
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise ValueError(f"b({node!r}) must be a non-negative integer, got {x!r} ({type(x).__name__})")
+        raise ValueError(
+            f"b({node!r}) must be a non-negative integer, got {x!r} ({type(x).__name__})"
+        )
     if x < 0:
         raise ValueError(f"b({node!r}) must be a non-negative integer, got {x!r}")
     return min(int(x), _B_MAX)
@@ -30,7 +32,9 @@ def b_values(graph, kind, G, b):
         return np.full(n, _b_value(b, "every node"), np.int64)
     if isinstance(b, str):
         if kind != "networkx":
-            raise ValueError(f"b={b!r} names a node attribute, which needs a networkx graph as input")
+            raise ValueError(
+                f"b={b!r} names a node attribute, which needs a networkx graph as input"
+            )
         out = np.empty(n, np.int64)
         nodes = G.nodes
         for i, v in enumerate(graph.labels()):
@@ -56,16 +60,22 @@ def b_values(graph, kind, G, b):
     if isinstance(b, (np.ndarray, list, tuple)):
         arr = np.asarray(b)
         if arr.shape != (n,):
-            raise ValueError(f"b as a sequence needs one value per vertex ({n}), got shape {arr.shape}")
+            raise ValueError(
+                f"b as a sequence needs one value per vertex ({n}), got shape {arr.shape}"
+            )
         if arr.dtype.kind not in "iu":
             for i, x in enumerate(arr.tolist()):
                 _b_value(x, graph.label(i))
         arr = arr.astype(np.int64)
         if n and arr.min() < 0:
             i = int(np.argmin(arr))
-            raise ValueError(f"b({graph.label(i)!r}) must be a non-negative integer, got {int(arr[i])}")
+            raise ValueError(
+                f"b({graph.label(i)!r}) must be a non-negative integer, got {int(arr[i])}"
+            )
         return np.minimum(arr, _B_MAX)
-    raise ValueError(f"b must be an int, a dict node -> int or a node attribute name, got {type(b).__name__}")
+    raise ValueError(
+        f"b must be an int, a dict node -> int or a node attribute name, got {type(b).__name__}"
+    )
 
 
 def b_matching_edges(graph, b, algorithm="b_suitor", *, device=None, threads=None):
@@ -88,12 +98,18 @@ def b_matching_edges(graph, b, algorithm="b_suitor", *, device=None, threads=Non
     with cpu.threads(threads):
         deg = graph._cache.get("b_matching_usable_degree")
         if deg is None:
-            deg = graph._cache["b_matching_usable_degree"] = cb.usable_degree(n, graph.indptr, graph.arc_rank())
+            deg = graph._cache["b_matching_usable_degree"] = cb.usable_degree(
+                n, graph.indptr, graph.arc_rank()
+            )
         cap = cb.capacities(np.asarray(b), deg)
         if algorithm == "b_suitor":
-            return cb.b_suitor(n, graph.indptr, graph.indices, graph.arc_rank(), graph.arc_edge, cap)
+            return cb.b_suitor(
+                n, graph.indptr, graph.indices, graph.arc_rank(), graph.arc_edge, cap
+            )
         if algorithm == "local_dominant":
-            return cb.local_dominant(n, graph.indptr, graph.indices, graph.arc_rank(), graph.edge_order(), cap)
+            return cb.local_dominant(
+                n, graph.indptr, graph.indices, graph.arc_rank(), graph.edge_order(), cap
+            )
         usable = int(np.count_nonzero(graph.edge_weight > 0))
         return cb.greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable, cap)
 
@@ -116,7 +132,9 @@ def b_matching_result(graph, kind, edges, weight="weight", source="source", targ
     }
     if weight is not None:
         cols[weight] = graph.edge_weight[edges]
-    df = pd.DataFrame({k: np.asarray(c) if labels is None else pd.Series(c) for k, c in cols.items()})
+    df = pd.DataFrame(
+        {k: np.asarray(c) if labels is None else pd.Series(c) for k, c in cols.items()}
+    )
     if kind == "cudf":
         import cudf
 
@@ -124,8 +142,17 @@ def b_matching_result(graph, kind, edges, weight="weight", source="source", targ
     return df
 
 
-def b_matching(G, b, weight="weight", *, algorithm="b_suitor", device=None, threads=None, source="source",
-               target="target"):
+def b_matching(
+    G,
+    b,
+    weight="weight",
+    *,
+    algorithm="b_suitor",
+    device=None,
+    threads=None,
+    source="source",
+    target="target",
+):
     """½-approximate maximum-weight b-matching: at most b(v) edges at each vertex v.
 
     All algorithms return the same b-matching: the greedy one under the package's
@@ -172,7 +199,11 @@ def is_b_matching(G, result, b, *, weight="weight", source="source", target="tar
             u, v = (np.asarray(a) for a in result)
         except (TypeError, ValueError):
             return False
-        if u.shape != v.shape or u.ndim != 1 or (u.size and (u.dtype.kind not in "iu" or v.dtype.kind not in "iu")):
+        if (
+            u.shape != v.shape
+            or u.ndim != 1
+            or (u.size and (u.dtype.kind not in "iu" or v.dtype.kind not in "iu"))
+        ):
             return False
         u = u.astype(np.int64)
         v = v.astype(np.int64)

@@ -30,10 +30,18 @@ __all__ = ["louvain_communities", "louvain_partitions"]
 # --------------------------------------------------------------- checking
 def _check_params(resolution, threshold, max_level=None):
     for name, val in (("resolution", resolution), ("threshold", threshold)):
-        if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)) or not np.isfinite(val):
+        if (
+            isinstance(val, bool)
+            or not isinstance(val, (int, float, np.integer, np.floating))
+            or not np.isfinite(val)
+        ):
             raise ValueError(f"{name} must be a finite number, got {val!r}")
     if max_level is not None:
-        if isinstance(max_level, bool) or not isinstance(max_level, (int, np.integer)) or max_level <= 0:
+        if (
+            isinstance(max_level, bool)
+            or not isinstance(max_level, (int, np.integer))
+            or max_level <= 0
+        ):
             raise ValueError("max_level argument must be a positive integer or None")
 
 
@@ -41,10 +49,14 @@ def _check_weights(graph):
     if graph.num_edges and float(graph.edge_weight.min()) < 0:
         e = int(np.argmin(graph.edge_weight))
         u, v = graph.label(int(graph.edge_src[e])), graph.label(int(graph.edge_dst[e]))
-        raise ValueError(f"Louvain needs non-negative edge weights; edge ({u!r}, {v!r}) has weight {graph.edge_weight[e]!r}")
+        raise ValueError(
+            f"Louvain needs non-negative edge weights; edge ({u!r}, {v!r}) has weight {graph.edge_weight[e]!r}"
+        )
     if graph.num_nodes and float(graph.loop_weight.min()) < 0:
         v = int(np.argmin(graph.loop_weight))
-        raise ValueError(f"Louvain needs non-negative edge weights; the self-loop at {graph.label(v)!r} has weight {graph.loop_weight[v]!r}")
+        raise ValueError(
+            f"Louvain needs non-negative edge weights; the self-loop at {graph.label(v)!r} has weight {graph.loop_weight[v]!r}"
+        )
 
 
 def _arrays(graph, weighted):
@@ -72,12 +84,24 @@ def _order(n, seed):
     elif isinstance(seed, np.random.RandomState):
         key = int(seed.randint(0, 2**62))
     else:
-        raise ValueError(f"seed must be None, an int, a random.Random or a numpy random generator, got {seed!r}")
+        raise ValueError(
+            f"seed must be None, an int, a random.Random or a numpy random generator, got {seed!r}"
+        )
     return np.random.default_rng(key).permutation(n).astype(np.int32)
 
 
 # ----------------------------------------------------------------- levels
-def levels(graph, *, weighted=True, resolution=1, threshold=1e-7, seed=None, device=None, threads=None, progress=None):
+def levels(
+    graph,
+    *,
+    weighted=True,
+    resolution=1,
+    threshold=1e-7,
+    seed=None,
+    device=None,
+    threads=None,
+    progress=None,
+):
     """Generator of ``(labels, info)`` per level for a :class:`~nx_gpumatch.Graph`.
 
     ``labels`` is an int32 array (community of each vertex, 0..k-1) and
@@ -140,7 +164,12 @@ def _with_progress(gen, engine, progress):
         for level, (labels, info) in enumerate(gen, 1):
             info = dict(info, level=level, engine=engine)
             if bar is not None:
-                bar.set_postfix(vertices=info["vertices"], edges=info["edges"], Q=f"{info['modularity']:.5f}", sweeps=info["sweeps"])
+                bar.set_postfix(
+                    vertices=info["vertices"],
+                    edges=info["edges"],
+                    Q=f"{info['modularity']:.5f}",
+                    sweeps=info["sweeps"],
+                )
                 bar.update(1)
             yield labels, info
     finally:
@@ -203,7 +232,16 @@ def louvain_partitions(
     int64 array of community ids (one per vertex) otherwise.
     """
     graph, kind = to_graph(G, weight=weight, source=source, target=target)
-    gen = levels(graph, weighted=weight is not None, resolution=resolution, threshold=threshold, seed=seed, device=device, threads=threads, progress=progress)
+    gen = levels(
+        graph,
+        weighted=weight is not None,
+        resolution=resolution,
+        threshold=threshold,
+        seed=seed,
+        device=device,
+        threads=threads,
+        progress=progress,
+    )
     return _partitions(graph, kind, gen)
 
 
@@ -259,14 +297,26 @@ def louvain_communities(
     """
     _check_params(resolution, threshold, max_level)
     graph, kind = to_graph(G, weight=weight, source=source, target=target)
-    labels = _final(graph, weight is not None, resolution, threshold, max_level, seed, device, threads, progress)
+    labels = _final(
+        graph, weight is not None, resolution, threshold, max_level, seed, device, threads, progress
+    )
     return _result(graph, kind, labels)
 
 
 def _final(graph, weighted, resolution, threshold, max_level, seed, device, threads, progress):
     labels = None
     for level, (labels, _info) in enumerate(
-        levels(graph, weighted=weighted, resolution=resolution, threshold=threshold, seed=seed, device=device, threads=threads, progress=progress), 1
+        levels(
+            graph,
+            weighted=weighted,
+            resolution=resolution,
+            threshold=threshold,
+            seed=seed,
+            device=device,
+            threads=threads,
+            progress=progress,
+        ),
+        1,
     ):
         if max_level is not None and level >= max_level:
             break
@@ -277,14 +327,27 @@ def _final(graph, weighted, resolution, threshold, max_level, seed, device, thre
 # These receive the Graph networkx converted (weights taken from ``weight``).
 
 
-def _nx_louvain_communities(G, weight="weight", resolution=1, threshold=0.0000001, max_level=None, seed=None, *, device=None):
+def _nx_louvain_communities(
+    G, weight="weight", resolution=1, threshold=0.0000001, max_level=None, seed=None, *, device=None
+):
     _check_params(resolution, threshold, max_level)
-    labels = _final(G, weight is not None, resolution, threshold, max_level, seed, device, None, None)
+    labels = _final(
+        G, weight is not None, resolution, threshold, max_level, seed, device, None, None
+    )
     return _communities(G, labels)
 
 
-def _nx_louvain_partitions(G, weight="weight", resolution=1, threshold=0.0000001, seed=None, *, device=None):
-    gen = levels(G, weighted=weight is not None, resolution=resolution, threshold=threshold, seed=seed, device=device)
+def _nx_louvain_partitions(
+    G, weight="weight", resolution=1, threshold=0.0000001, seed=None, *, device=None
+):
+    gen = levels(
+        G,
+        weighted=weight is not None,
+        resolution=resolution,
+        threshold=threshold,
+        seed=seed,
+        device=device,
+    )
     return (_communities(G, labels) for labels, _info in gen)
 
 
@@ -301,9 +364,13 @@ def can_run(name, args, kwargs):
     if G is None:
         return True
     if G.is_directed():
-        return "directed graphs use networkx's directed modularity, which gpumatch does not implement"
+        return (
+            "directed graphs use networkx's directed modularity, which gpumatch does not implement"
+        )
     if G.is_multigraph():
-        return "gpumatch converts simple graphs only; networkx sums the parallel edges of multigraphs"
+        return (
+            "gpumatch converts simple graphs only; networkx sums the parallel edges of multigraphs"
+        )
     return True
 
 

@@ -11,7 +11,13 @@ APPROXIMATE = ("suitor", "local_max", "greedy", "red_blue")
 EXACT = ("blossom",)
 ALGORITHMS = EXACT + APPROXIMATE
 
-__all__ = ["max_weight_matching", "min_weight_matching", "maximal_matching", "is_matching", "matching_weight"]
+__all__ = [
+    "max_weight_matching",
+    "min_weight_matching",
+    "maximal_matching",
+    "is_matching",
+    "matching_weight",
+]
 
 
 def _seed_int(seed):
@@ -29,25 +35,40 @@ def _seed_int(seed):
     raise ValueError(f"seed must be None, an int or a random.Random, got {seed!r}")
 
 
-def mate_array(graph, algorithm, *, maxcardinality=False, device=None, seed=None, select="weighted", threads=None):
+def mate_array(
+    graph,
+    algorithm,
+    *,
+    maxcardinality=False,
+    device=None,
+    seed=None,
+    select="weighted",
+    threads=None,
+):
     """Run a matching algorithm on a :class:`Graph`; returns the mate array."""
     if algorithm is None:
         algorithm = "blossom"
     if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {ALGORITHMS} (or None for exact), got {algorithm!r}")
+        raise ValueError(
+            f"algorithm must be one of {ALGORITHMS} (or None for exact), got {algorithm!r}"
+        )
     if select not in ("weighted", "random"):
         raise ValueError(f"select must be 'weighted' or 'random', got {select!r}")
     if algorithm in APPROXIMATE and maxcardinality:
         raise ValueError(f"maxcardinality=True needs the exact algorithm, not {algorithm!r}")
     if algorithm == "blossom":
         if device == "gpu":
-            raise ValueError("the exact (blossom) algorithm has no GPU engine; use device='cpu' or 'auto'")
+            raise ValueError(
+                "the exact (blossom) algorithm has no GPU engine; use device='cpu' or 'auto'"
+            )
         return _exact(graph, maxcardinality)
     engine = resolve_device(device, graph.num_edges)
     if engine == "gpu":
         from nx_gpumatch.gpu import matching as gpu_matching
 
-        return gpu_matching.run(graph, algorithm, seed=_seed_int(seed) if algorithm == "red_blue" else 0, select=select)
+        return gpu_matching.run(
+            graph, algorithm, seed=_seed_int(seed) if algorithm == "red_blue" else 0, select=select
+        )
     from nx_gpumatch import cpu
     from nx_gpumatch.cpu import matching as cm
 
@@ -60,9 +81,13 @@ def mate_array(graph, algorithm, *, maxcardinality=False, device=None, seed=None
             return cm.greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
         if algorithm == "local_max":
             if "sorted_adjacency" not in graph._cache:
-                graph._cache["sorted_adjacency"] = cm.sorted_adjacency(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
+                graph._cache["sorted_adjacency"] = cm.sorted_adjacency(
+                    n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable
+                )
             return cm.local_max_rounds(n, *graph._cache["sorted_adjacency"])
-        mate, _rounds = cm.red_blue(n, graph.indptr, graph.indices, graph.arc_rank(), _seed_int(seed), select == "weighted")
+        mate, _rounds = cm.red_blue(
+            n, graph.indptr, graph.indices, graph.arc_rank(), _seed_int(seed), select == "weighted"
+        )
         return mate
 
 
@@ -122,7 +147,13 @@ def max_weight_matching(
     """
     graph, kind = to_graph(G, weight=weight, source=source, target=target)
     mate = mate_array(
-        graph, algorithm, maxcardinality=maxcardinality, device=device, seed=seed, select=select, threads=threads
+        graph,
+        algorithm,
+        maxcardinality=maxcardinality,
+        device=device,
+        seed=seed,
+        select=select,
+        threads=threads,
     )
     return matching_result(graph, kind, mate, weight=weight, source=source, target=target)
 
@@ -145,7 +176,9 @@ def min_weight_matching(G, weight="weight", *, source="source", target="target")
 
     Result types as for :func:`max_weight_matching`."""
     graph, kind = to_graph(G, weight=weight, source=source, target=target)
-    return matching_result(graph, kind, _min_weight_mate(graph), weight=weight, source=source, target=target)
+    return matching_result(
+        graph, kind, _min_weight_mate(graph), weight=weight, source=source, target=target
+    )
 
 
 def maximal_matching(G, *, device=None, threads=None):
@@ -225,8 +258,19 @@ def _as_mate(graph, kind, result, source, target):
 # ``weight`` attribute) and return networkx's result types.
 
 
-def _nx_max_weight_matching(G, maxcardinality=False, weight="weight", *, algorithm=None, device=None, seed=None, select="weighted"):
-    mate = mate_array(G, algorithm, maxcardinality=maxcardinality, device=device, seed=seed, select=select)
+def _nx_max_weight_matching(
+    G,
+    maxcardinality=False,
+    weight="weight",
+    *,
+    algorithm=None,
+    device=None,
+    seed=None,
+    select="weighted",
+):
+    mate = mate_array(
+        G, algorithm, maxcardinality=maxcardinality, device=device, seed=seed, select=select
+    )
     return matching_result(G, "networkx", mate)
 
 

@@ -86,7 +86,9 @@ def prepare_preferences(men_prefs, women_prefs, *, threads=None):
 
     if isinstance(men_prefs, Mapping) or isinstance(women_prefs, Mapping):
         if not (isinstance(men_prefs, Mapping) and isinstance(women_prefs, Mapping)):
-            raise ValueError("men_prefs and women_prefs must both be dicts, or both (indptr, choices) tuples")
+            raise ValueError(
+                "men_prefs and women_prefs must both be dicts, or both (indptr, choices) tuples"
+            )
         men, women, (m_ptr, m_ch), (w_ptr, w_ch) = _from_dicts(men_prefs, women_prefs)
     else:
         men = women = None
@@ -109,7 +111,9 @@ def _as_prefs(men_prefs, women_prefs, threads=None):
             raise ValueError("pass women_prefs=None with a prepared Preferences object")
         return men_prefs
     if women_prefs is None:
-        raise ValueError("women_prefs is required (unless men_prefs is a prepared Preferences object)")
+        raise ValueError(
+            "women_prefs is required (unless men_prefs is a prepared Preferences object)"
+        )
     return prepare_preferences(men_prefs, women_prefs, threads=threads)
 
 
@@ -147,7 +151,9 @@ def _encode(prefs, index, who, other):
                 try:
                     index[x]
                 except (KeyError, TypeError):
-                    raise ValueError(f"{who} {name!r} ranks {x!r}, who is not among the {other}") from None
+                    raise ValueError(
+                        f"{who} {name!r} ranks {x!r}, who is not among the {other}"
+                    ) from None
         raise
     return ptr, choices
 
@@ -183,7 +189,9 @@ def _check_side(csm, ptr, choices, n_other, parts, names, other_names, who, othe
     x = int(choices[q])
     person = row if names is None else names[row]
     if x < 0 or x >= n_other:
-        raise ValueError(f"{who} {person!r} ranks {other} {x}, but {other}s are numbered 0..{n_other - 1}")
+        raise ValueError(
+            f"{who} {person!r} ranks {other} {x}, but {other}s are numbered 0..{n_other - 1}"
+        )
     target = x if other_names is None else other_names[x]
     raise ValueError(f"{who} {person!r} ranks {target!r} twice")
 
@@ -204,7 +212,9 @@ def solve(prefs, *, algorithm="mcvitie_wilson", engine="parallel", threads=None,
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if engine == "gpu":
         if algorithm != "mcvitie_wilson":
-            raise ValueError("the GPU engine runs McVitie-Wilson only; use algorithm='mcvitie_wilson'")
+            raise ValueError(
+                "the GPU engine runs McVitie-Wilson only; use algorithm='mcvitie_wilson'"
+            )
         from nx_gpumatch.gpu import stable_marriage as gsm
 
         return gsm.run(prefs.ptr, prefs.packed, prefs.n_women, backend=backend)
@@ -227,7 +237,9 @@ def solve(prefs, *, algorithm="mcvitie_wilson", engine="parallel", threads=None,
 def _choose_engine(prefs, algorithm, device, parallel, threads):
     requested = get_config().device if device is None else device
     if requested == "gpu" and algorithm != "mcvitie_wilson":
-        raise ValueError("device='gpu' runs McVitie-Wilson only; use algorithm='mcvitie_wilson' or the CPU")
+        raise ValueError(
+            "device='gpu' runs McVitie-Wilson only; use algorithm='mcvitie_wilson' or the CPU"
+        )
     if algorithm == "mcvitie_wilson" and resolve_device(device, prefs.num_entries) == "gpu":
         return "gpu"
     if parallel is None:
@@ -239,7 +251,13 @@ def _choose_engine(prefs, algorithm, device, parallel, threads):
 
 
 def stable_marriage(
-    men_prefs, women_prefs=None, *, algorithm="mcvitie_wilson", device=None, parallel=None, threads=None
+    men_prefs,
+    women_prefs=None,
+    *,
+    algorithm="mcvitie_wilson",
+    device=None,
+    parallel=None,
+    threads=None,
 ):
     """Man-optimal stable matching (Gale-Shapley / McVitie-Wilson).
 
@@ -298,7 +316,9 @@ def _mate_array(prefs, matching):
     if prefs.men is None:
         mate = np.asarray(matching)
         if mate.shape != (n_men,) or (mate.size and mate.dtype.kind not in "iu"):
-            raise ValueError(f"matching must be an integer array of length {n_men} (woman id or -1 per man)")
+            raise ValueError(
+                f"matching must be an integer array of length {n_men} (woman id or -1 per man)"
+            )
         mate = mate.astype(np.int64)
         if np.any((mate < -1) | (mate >= n_women)):
             raise ValueError(f"matching names a woman outside 0..{n_women - 1}")
@@ -420,7 +440,9 @@ def smi_from_graph(G, weight="weight"):
     return _graph_smi(graph)
 
 
-def greedy_matching_smi(G, weight="weight", *, algorithm="mcvitie_wilson", device=None, parallel=None, threads=None):
+def greedy_matching_smi(
+    G, weight="weight", *, algorithm="mcvitie_wilson", device=None, parallel=None, threads=None
+):
     """The greedy matching of a weighted graph, computed as a stable marriage.
 
     By seed 000 Lemma 3.1 the stable matching of :func:`smi_from_graph`'s
@@ -432,7 +454,9 @@ def greedy_matching_smi(G, weight="weight", *, algorithm="mcvitie_wilson", devic
 
     graph, kind = to_graph(G, weight=weight)
     men, women = _graph_smi(graph)
-    mate = stable_marriage(men, women, algorithm=algorithm, device=device, parallel=parallel, threads=threads)
+    mate = stable_marriage(
+        men, women, algorithm=algorithm, device=device, parallel=parallel, threads=threads
+    )
     matched = mate >= 0
     if np.any(mate[mate[matched]] != np.flatnonzero(matched)):
         raise RuntimeError("stable matching of the graph's SMI instance is not symmetric")

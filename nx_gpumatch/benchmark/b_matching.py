@@ -37,11 +37,18 @@ def main(argv):
     ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark b_matching")
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--m", type=int, default=8_000_000)
-    ap.add_argument("--b", default="1,3,10,deg10", help="comma-separated b values; 'deg10' is min(10, deg v)")
+    ap.add_argument(
+        "--b", default="1,3,10,deg10", help="comma-separated b values; 'deg10' is min(10, deg v)"
+    )
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--others", action="store_true", help="also time local_dominant and greedy")
-    ap.add_argument("--cold-b", type=int, default=3, help="b of the run that includes the edge ranking (default 3)")
+    ap.add_argument(
+        "--cold-b",
+        type=int,
+        default=3,
+        help="b of the run that includes the edge ranking (default 3)",
+    )
     args = ap.parse_args(argv)
 
     import networkit as nk
@@ -58,10 +65,14 @@ def main(argv):
     g.arc_rank()
     t_rank = time.perf_counter() - t
     deg = np.diff(g.indptr)
-    print(f"  {g.num_edges:,} distinct edges; NetworKit {nk.__version__}; edge ranking (once per Graph) {t_rank:.3f} s")
+    print(
+        f"  {g.num_edges:,} distinct edges; NetworKit {nk.__version__}; edge ranking (once per Graph) {t_rank:.3f} s"
+    )
 
     with cpu.threads(args.threads) as nthreads:
-        print(f"{'b':>6s} {'NetworKit [s]':>14s} {'b_suitor [s]':>13s} {'ratio':>7s} {'edges':>10s}  same weight as NetworKit")
+        print(
+            f"{'b':>6s} {'NetworKit [s]':>14s} {'b_suitor [s]':>13s} {'ratio':>7s} {'edges':>10s}  same weight as NetworKit"
+        )
         for spec in args.b.split(","):
             if spec == "deg10":
                 bv = np.minimum(10, deg)
@@ -82,12 +93,16 @@ def main(argv):
             w_us = float(g.edge_weight[edges].sum())
             w_nk = bm.weight()
             same = abs(w_us - w_nk) <= 1e-9 * max(1.0, abs(w_nk))
-            print(f"{spec:>6s} {t_nk:14.4f} {t_us:13.4f} {t_us / t_nk:6.2f}x {edges.size:10,d}  {same} ({w_us:.4f} vs {w_nk:.4f})")
+            print(
+                f"{spec:>6s} {t_nk:14.4f} {t_us:13.4f} {t_us / t_nk:6.2f}x {edges.size:10,d}  {same} ({w_us:.4f} vs {w_nk:.4f})"
+            )
             if args.others:
                 for alg in ("local_dominant", "greedy"):
                     (t_alg,), (e2,) = _alternate([lambda alg=alg: ours(algorithm=alg)], r)
-                    print(f"{'':>6s} {alg:>14s} {t_alg:13.4f} {t_alg / t_nk:6.2f}x {e2.size:10,d}  "
-                          f"equal to b_suitor: {np.array_equal(e2, edges)}")
+                    print(
+                        f"{'':>6s} {alg:>14s} {t_alg:13.4f} {t_alg / t_nk:6.2f}x {e2.size:10,d}  "
+                        f"equal to b_suitor: {np.array_equal(e2, edges)}"
+                    )
         if args.cold_b is not None:
             bv = np.full(g.num_nodes, args.cold_b)
 
@@ -101,7 +116,9 @@ def main(argv):
                 return b_matching_edges(g, bv, "b_suitor", device="cpu")
 
             (t_nk, t_us), _ = _alternate([nk_cold, ours_cold], r)
-            print(f"b={args.cold_b} cold (incl. edge ranking): NetworKit {t_nk:.4f} s, b_suitor {t_us:.4f} s, "
-                  f"ratio {t_us / t_nk:.2f}x")
+            print(
+                f"b={args.cold_b} cold (incl. edge ranking): NetworKit {t_nk:.4f} s, b_suitor {t_us:.4f} s, "
+                f"ratio {t_us / t_nk:.2f}x"
+            )
         print(f"(gpumatch with {nthreads} Numba threads; NetworKit's BSuitorMatcher is sequential)")
     return 0

@@ -24,8 +24,14 @@ def _ours(graph, maxcardinality):
     from nx_gpumatch.cpu import blossom
 
     return blossom.max_weight_matching(
-        graph.num_nodes, graph.indptr, graph.indices, graph.arc_edge,
-        graph.edge_src, graph.edge_dst, graph.edge_weight, maxcardinality=maxcardinality,
+        graph.num_nodes,
+        graph.indptr,
+        graph.indices,
+        graph.arc_edge,
+        graph.edge_src,
+        graph.edge_dst,
+        graph.edge_weight,
+        maxcardinality=maxcardinality,
     )
 
 
@@ -43,8 +49,12 @@ def main(argv=None):
 
     ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark exact_matching")
     ap.add_argument("--repeat", type=int, default=5, help="timed runs of ours (median), default 5")
-    ap.add_argument("--nx-repeat", type=int, default=1, help="timed runs of networkx (median), default 1")
-    ap.add_argument("--sizes", default="20000,100000,1000000", help="edge counts for the scaling runs")
+    ap.add_argument(
+        "--nx-repeat", type=int, default=1, help="timed runs of networkx (median), default 1"
+    )
+    ap.add_argument(
+        "--sizes", default="20000,100000,1000000", help="edge counts for the scaling runs"
+    )
     ap.add_argument("--maxcardinality", action="store_true")
     ap.add_argument("--weights", default="uniform", choices=["uniform", "integer"])
     args = ap.parse_args(argv)
@@ -57,16 +67,24 @@ def main(argv=None):
     ours_t, mate = median_time(lambda: _ours(g, mc), repeat=args.repeat, warmup=1)
     G = g.to_networkx()
     nx_t, M = median_time(
-        lambda: nx.max_weight_matching(G, maxcardinality=mc, backend="networkx"), repeat=args.nx_repeat, warmup=0
+        lambda: nx.max_weight_matching(G, maxcardinality=mc, backend="networkx"),
+        repeat=args.nx_repeat,
+        warmup=0,
     )
     ours_w, ours_c = _total(g, mate)
     nx_w = sum(G[u][v]["weight"] for u, v in M)
     same = math.isclose(ours_w, nx_w, rel_tol=1e-9) and (not mc or ours_c == len(M))
-    print(f"exact matching, random graph n=2000 m={g.num_edges} weights={args.weights} maxcardinality={mc}")
+    print(
+        f"exact matching, random graph n=2000 m={g.num_edges} weights={args.weights} maxcardinality={mc}"
+    )
     print(f"  networkx max_weight_matching : {nx_t:9.3f} s  (median of {args.nx_repeat})")
-    print(f"  nx_gpumatch blossom (Numba)  : {ours_t * 1e3:9.2f} ms (median of {args.repeat}; first call {first:.2f} s)")
-    print(f"  speed-up                     : {nx_t / ours_t:9.0f}x   totals {'equal' if same else 'DIFFER'}"
-          f" ({ours_w:.6f} vs {nx_w:.6f}, {ours_c} vs {len(M)} edges)")
+    print(
+        f"  nx_gpumatch blossom (Numba)  : {ours_t * 1e3:9.2f} ms (median of {args.repeat}; first call {first:.2f} s)"
+    )
+    print(
+        f"  speed-up                     : {nx_t / ours_t:9.0f}x   totals {'equal' if same else 'DIFFER'}"
+        f" ({ours_w:.6f} vs {nx_w:.6f}, {ours_c} vs {len(M)} edges)"
+    )
     if not same:
         return 1
 
@@ -75,7 +93,7 @@ def main(argv=None):
     print(f"scaling, sparse random graphs m = 5n (median of {max(1, min(args.repeat, 3))}):")
     for m in sizes:
         h = random_graph(m // 5, m, seed=1, weights=args.weights)
-        t, mate = median_time(lambda: _ours(h, mc), repeat=max(1, min(args.repeat, 3)), warmup=0)
+        t, mate = median_time(lambda: _ours(h, mc), repeat=max(1, min(args.repeat, 3)), warmup=0)  # noqa: B023 (called at once)
         w, c = _total(h, mate)
         line = f"  n={h.num_nodes:>8} m={h.num_edges:>8}: {t:8.3f} s   matched {c} edges"
         if rows:
@@ -85,5 +103,7 @@ def main(argv=None):
         print(line, flush=True)
     if len(rows) >= 2:
         (m1, t1), (m2, t2) = rows[0], rows[-1]
-        print(f"  overall growth {rows[0][0]}..{rows[-1][0]} edges: t ~ m^{math.log(t2 / t1) / math.log(m2 / m1):.2f}")
+        print(
+            f"  overall growth {rows[0][0]}..{rows[-1][0]} edges: t ~ m^{math.log(t2 / t1) / math.log(m2 / m1):.2f}"
+        )
     return 0

@@ -30,8 +30,14 @@ def modularity(graph, labels):
     labels = np.asarray(labels, np.int64)
     w = graph.edge_weight
     m = float(w.sum() + graph.loop_weight.sum())
-    inner = float(w[labels[graph.edge_src] == labels[graph.edge_dst]].sum() + graph.loop_weight.sum())
-    deg = np.bincount(graph.edge_src, w, graph.num_nodes) + np.bincount(graph.edge_dst, w, graph.num_nodes) + 2 * graph.loop_weight
+    inner = float(
+        w[labels[graph.edge_src] == labels[graph.edge_dst]].sum() + graph.loop_weight.sum()
+    )
+    deg = (
+        np.bincount(graph.edge_src, w, graph.num_nodes)
+        + np.bincount(graph.edge_dst, w, graph.num_nodes)
+        + 2 * graph.loop_weight
+    )
     vol = np.bincount(labels, deg)
     return inner / m - float((vol * vol).sum()) / (4 * m * m)
 
@@ -62,13 +68,18 @@ def vs_networkx(n, m, repeat, threads, device):
 
     g = _graph(n, m)
     G = g.to_networkx()
-    gm.louvain_communities(g, seed=0, threads=threads, device=device, progress=False)  # compile / load caches
+    gm.louvain_communities(
+        g, seed=0, threads=threads, device=device, progress=False
+    )  # compile / load caches
     print(f"networkx vs nx_gpumatch, random graph n={g.num_nodes} m={g.num_edges}", flush=True)
     t = time.perf_counter()
     ref = nx.community.louvain_communities(G, seed=0, backend="networkx")
     t_nx = time.perf_counter() - t
     q_nx = modularity(g, _labels_from_sets(g, ref))
-    print(f"  networkx louvain_communities          : {t_nx:9.2f} s   Q={q_nx:.5f}  ({len(ref)} communities)", flush=True)
+    print(
+        f"  networkx louvain_communities          : {t_nx:9.2f} s   Q={q_nx:.5f}  ({len(ref)} communities)",
+        flush=True,
+    )
 
     reps = max(1, min(repeat, 3))
     fresh = [G.copy() for _ in range(reps)]  # no cached conversion: each call converts
@@ -80,12 +91,26 @@ def vs_networkx(n, m, repeat, threads, device):
     q_disp = modularity(g, _labels_from_sets(g, parts))
     nx.config.warnings_to_ignore.add("cache")
     nx.community.louvain_communities(G, seed=0, backend="gpumatch")  # fills G's conversion cache
-    t_cached, _ = median_time(lambda: nx.community.louvain_communities(G, seed=0, backend="gpumatch"), repeat=repeat, warmup=0)
-    t_graph, labels = median_time(lambda: gm.louvain_communities(g, seed=0, threads=threads, device=device, progress=False), repeat=repeat, warmup=0)
+    t_cached, _ = median_time(
+        lambda: nx.community.louvain_communities(G, seed=0, backend="gpumatch"),
+        repeat=repeat,
+        warmup=0,
+    )
+    t_graph, labels = median_time(
+        lambda: gm.louvain_communities(g, seed=0, threads=threads, device=device, progress=False),
+        repeat=repeat,
+        warmup=0,
+    )
     q_graph = modularity(g, labels)
-    print(f"  gpumatch via dispatch, converting     : {t_disp:9.3f} s   Q={q_disp:.5f}   speed-up {t_nx / t_disp:7.0f}x")
-    print(f"  gpumatch via dispatch, cached convert : {t_cached:9.3f} s   Q={q_disp:.5f}   speed-up {t_nx / t_cached:7.0f}x")
-    print(f"  gpumatch on a Graph                   : {t_graph:9.3f} s   Q={q_graph:.5f}   speed-up {t_nx / t_graph:7.0f}x")
+    print(
+        f"  gpumatch via dispatch, converting     : {t_disp:9.3f} s   Q={q_disp:.5f}   speed-up {t_nx / t_disp:7.0f}x"
+    )
+    print(
+        f"  gpumatch via dispatch, cached convert : {t_cached:9.3f} s   Q={q_disp:.5f}   speed-up {t_nx / t_cached:7.0f}x"
+    )
+    print(
+        f"  gpumatch on a Graph                   : {t_graph:9.3f} s   Q={q_graph:.5f}   speed-up {t_nx / t_graph:7.0f}x"
+    )
     print(f"  modularity ratio (dispatch / networkx): {q_disp / q_nx:.4f}", flush=True)
     return t_nx / t_disp, q_disp / q_nx
 
@@ -102,9 +127,14 @@ def vs_plm(n, m, repeat, threads, device):
 
         threads = numba.get_num_threads()  # ours uses all of Numba's threads
     nk.setNumberOfThreads(threads)
-    print(f"NetworKit PLM(refine=False) vs nx_gpumatch, random graph n={g.num_nodes} m={g.num_edges}, "
-          f"{nk.getMaxNumberOfThreads()} threads each", flush=True)
-    gm.louvain_communities(g, threads=threads, device=device, progress=False)  # compile / load caches
+    print(
+        f"NetworKit PLM(refine=False) vs nx_gpumatch, random graph n={g.num_nodes} m={g.num_edges}, "
+        f"{nk.getMaxNumberOfThreads()} threads each",
+        flush=True,
+    )
+    gm.louvain_communities(
+        g, threads=threads, device=device, progress=False
+    )  # compile / load caches
 
     def plm():
         algo = nk.community.PLM(nkG, refine=False)
@@ -124,16 +154,25 @@ def vs_plm(n, m, repeat, threads, device):
     q_plm = modularity(g, np.asarray(part.getVector(), np.int64))
     q_ours = modularity(g, labels)
     mo, mp = statistics.median(t_ours), statistics.median(t_plm)
-    print(f"  NetworKit PLM   : {mp:8.3f} s (median of {repeat}: {', '.join(f'{x:.2f}' for x in t_plm)})  Q={q_plm:.5f}")
-    print(f"  nx_gpumatch     : {mo:8.3f} s (median of {repeat}: {', '.join(f'{x:.2f}' for x in t_ours)})  Q={q_ours:.5f}")
-    print(f"  time ratio ours/PLM: {mo / mp:.3f}   modularity ratio ours/PLM: {q_ours / q_plm:.4f}", flush=True)
+    print(
+        f"  NetworKit PLM   : {mp:8.3f} s (median of {repeat}: {', '.join(f'{x:.2f}' for x in t_plm)})  Q={q_plm:.5f}"
+    )
+    print(
+        f"  nx_gpumatch     : {mo:8.3f} s (median of {repeat}: {', '.join(f'{x:.2f}' for x in t_ours)})  Q={q_ours:.5f}"
+    )
+    print(
+        f"  time ratio ours/PLM: {mo / mp:.3f}   modularity ratio ours/PLM: {q_ours / q_plm:.4f}",
+        flush=True,
+    )
     return mo / mp, q_ours / q_plm
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark louvain")
     ap.add_argument("--repeat", type=int, default=5, help="timed runs (median), default 5")
-    ap.add_argument("--threads", type=int, default=None, help="threads for both engines (default: all cores)")
+    ap.add_argument(
+        "--threads", type=int, default=None, help="threads for both engines (default: all cores)"
+    )
     ap.add_argument("--device", choices=("auto", "cpu", "gpu"), default="cpu")
     ap.add_argument("--nx-n", type=int, default=100_000)
     ap.add_argument("--nx-m", type=int, default=800_000)

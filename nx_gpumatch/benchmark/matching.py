@@ -30,7 +30,12 @@ def main(argv):
     ap.add_argument("--m", type=int, default=8_000_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--nx-n", type=int, default=100_000, help="size of the networkx graph for the conversion timing")
+    ap.add_argument(
+        "--nx-n",
+        type=int,
+        default=100_000,
+        help="size of the networkx graph for the conversion timing",
+    )
     ap.add_argument("--nx-m", type=int, default=800_000)
     args = ap.parse_args(argv)
 
@@ -44,7 +49,9 @@ def main(argv):
     print(f"random graph n={args.n:,} m={args.m:,} (seed 0), median of {r} runs")
     g = generators.random_graph(args.n, args.m, seed=0)
     nkg = networkit_graph(g)
-    print(f"  {g.num_edges:,} distinct edges; NetworKit {nk.__version__} with {nk.getMaxNumberOfThreads()} threads")
+    print(
+        f"  {g.num_edges:,} distinct edges; NetworKit {nk.__version__} with {nk.getMaxNumberOfThreads()} threads"
+    )
 
     def nk_suitor():
         m = nk.matching.SuitorMatcher(nkg, sortSuitor=False, checkSortedEdges=False)
@@ -55,6 +62,7 @@ def main(argv):
     rows = [("NetworKit SuitorMatcher(sortSuitor=False)", t_nk, m_nk.getMatching().size(nkg))]
 
     with cpu.threads(args.threads) as nthreads:
+
         def ours(algo):
             return lambda: gm.max_weight_matching(g, algorithm=algo, seed=1)
 
@@ -67,9 +75,17 @@ def main(argv):
             t, mate = median_time(ours(algo), r)
             results[algo] = mate
             how = "no preprocessing" if algo == "suitor" else "ranking cached"
-            rows.append((f"gpumatch {algo} ({how}, {nthreads} threads)", t, int((mate >= 0).sum() // 2)))
+            rows.append(
+                (f"gpumatch {algo} ({how}, {nthreads} threads)", t, int((mate >= 0).sum() // 2))
+            )
         t, mate = median_time(cold, r)
-        rows.append((f"gpumatch local_max (cold: incl. edge ranking, {nthreads} threads)", t, int((mate >= 0).sum() // 2)))
+        rows.append(
+            (
+                f"gpumatch local_max (cold: incl. edge ranking, {nthreads} threads)",
+                t,
+                int((mate >= 0).sum() // 2),
+            )
+        )
         t_rank, _ = median_time(lambda: (g._cache.clear(), g.arc_rank()), r)
 
     same = all(np.array_equal(results["suitor"], results[a]) for a in ("local_max", "greedy"))
@@ -78,18 +94,28 @@ def main(argv):
     print(f"{'':62s} {'time [s]':>9s} {'vs NetworKit':>13s} {'matched':>9s}")
     for name, t, size in rows:
         print(f"  {name:60s} {t:9.4f} {t / t_nk:12.2f}x {size:9,d}")
-    print(f"  edge ranking alone (cached on the Graph after first use)     {t_rank:9.4f} {t_rank / t_nk:12.2f}x")
-    print(f"suitor = local_max = greedy: {same}; weight {our_weight:.6f} vs NetworKit {nk_weight:.6f}")
+    print(
+        f"  edge ranking alone (cached on the Graph after first use)     {t_rank:9.4f} {t_rank / t_nk:12.2f}x"
+    )
+    print(
+        f"suitor = local_max = greedy: {same}; weight {our_weight:.6f} vs NetworKit {nk_weight:.6f}"
+    )
 
     # Conversions.
     df = pd.DataFrame({"source": g.edge_src, "target": g.edge_dst, "weight": g.edge_weight})
     t_df, _ = median_time(lambda: Graph.from_pandas(df), max(1, r // 2), warmup=0)
-    t_arr, _ = median_time(lambda: Graph.from_arrays(g.edge_src, g.edge_dst, g.edge_weight, num_nodes=g.num_nodes), max(1, r // 2), warmup=0)
+    t_arr, _ = median_time(
+        lambda: Graph.from_arrays(g.edge_src, g.edge_dst, g.edge_weight, num_nodes=g.num_nodes),
+        max(1, r // 2),
+        warmup=0,
+    )
     small = generators.random_graph(args.nx_n, args.nx_m, seed=0)
     G = small.to_networkx()
     t_nx, _ = median_time(lambda: Graph.from_networkx(G), 1, warmup=0)
-    print(f"conversion: DataFrame ({g.num_edges:,} edges) {t_df:.3f} s; arrays {t_arr:.3f} s; "
-          f"networkx graph ({small.num_edges:,} edges) {t_nx:.3f} s ({small.num_edges / t_nx / 1e6:.2f} M edges/s)")
+    print(
+        f"conversion: DataFrame ({g.num_edges:,} edges) {t_df:.3f} s; arrays {t_arr:.3f} s; "
+        f"networkx graph ({small.num_edges:,} edges) {t_nx:.3f} s ({small.num_edges / t_nx / 1e6:.2f} M edges/s)"
+    )
 
     # First-call latency in a fresh process with a warm Numba cache.
     subprocess.run([sys.executable, "-c", LATENCY_SCRIPT], check=True, capture_output=True)
@@ -98,5 +124,7 @@ def main(argv):
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-c", LATENCY_SCRIPT], check=True, capture_output=True)
         walls.append(time.perf_counter() - t0)
-    print(f"fresh process, warm cache: python start + import + 1,000-edge Suitor {np.median(walls):.2f} s wall (median of 3)")
+    print(
+        f"fresh process, warm cache: python start + import + 1,000-edge Suitor {np.median(walls):.2f} s wall (median of 3)"
+    )
     return 0

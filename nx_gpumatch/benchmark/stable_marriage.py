@@ -81,9 +81,15 @@ def bench_matching_package(n, repeat, threads):
     theirs, t_pkg = run_matching_package(men, women)
     same = theirs == ours and all(ours[f"m{i}"] == f"w{w}" for i, w in enumerate(mate.tolist()))
     print(f"  matching package (create + solve)        {t_pkg:10.3f} s")
-    print(f"  nx_gpumatch, dict input (names)          {t_dict:10.4f} s   {t_pkg / t_dict:10,.0f}x faster")
-    print(f"  nx_gpumatch, array input (CSR ids)       {t_arr:10.4f} s   {t_pkg / t_arr:10,.0f}x faster")
-    print(f"  nx_gpumatch, solve on prepared lists     {t_solve:10.4f} s   {t_pkg / t_solve:10,.0f}x faster")
+    print(
+        f"  nx_gpumatch, dict input (names)          {t_dict:10.4f} s   {t_pkg / t_dict:10,.0f}x faster"
+    )
+    print(
+        f"  nx_gpumatch, array input (CSR ids)       {t_arr:10.4f} s   {t_pkg / t_arr:10,.0f}x faster"
+    )
+    print(
+        f"  nx_gpumatch, solve on prepared lists     {t_solve:10.4f} s   {t_pkg / t_solve:10,.0f}x faster"
+    )
     print(f"  same matching as the package: {same}")
     return same
 
@@ -121,11 +127,13 @@ def bench_instance(kind, n, repeat, threads, seed, engines=ENGINES, device=None)
         tiny = sm.prepare_preferences(*gm.stable_marriage_instance(kind, 50, seed))
         for algorithm, engine in engines:
             sm.solve(tiny, algorithm=algorithm, engine=engine)
-    print(f"  generated {entries:,} list entries per side in {t_gen:.2f} s; packed mutual lists in {t_prep:.2f} s")
+    print(
+        f"  generated {entries:,} list entries per side in {t_gen:.2f} s; packed mutual lists in {t_prep:.2f} s"
+    )
     print(f"  {'engine':34s} {'time (s)':>10s} {'proposals':>14s} {'proposals/s':>14s}")
     ref = None
     for algorithm, engine in engines:
-        fn = lambda: sm.solve(prefs, algorithm=algorithm, engine=engine, threads=threads)  # noqa: E731
+        fn = lambda: sm.solve(prefs, algorithm=algorithm, engine=engine, threads=threads)  # noqa: E731, B023 (called at once)
         sec, (mate, props) = median_time(fn, repeat, warmup=0)
         label = f"{algorithm} {engine}" + (f" ({nt} threads)" if engine == "parallel" else "")
         print(f"  {label:34s} {sec:10.4f} {props:14,d} {props / sec:14,.0f}", flush=True)
@@ -144,13 +152,20 @@ def bench_instance(kind, n, repeat, threads, seed, engines=ENGINES, device=None)
     stable = gm.is_stable(ref, prefs)
     t_check = time.perf_counter() - t
     matched = int((ref >= 0).sum())
-    print(f"  matched {matched:,} of {n:,} men ({100 * matched / max(n, 1):.2f}%); stable: {stable} (checked in {t_check:.2f} s)")
+    print(
+        f"  matched {matched:,} of {n:,} men ({100 * matched / max(n, 1):.2f}%); stable: {stable} (checked in {t_check:.2f} s)"
+    )
     return stable
 
 
 def main(argv):
     ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark stable_marriage")
-    ap.add_argument("--matching-n", type=int, default=2000, help="size of the complete instance for the `matching` package (0: skip)")
+    ap.add_argument(
+        "--matching-n",
+        type=int,
+        default=2000,
+        help="size of the complete instance for the `matching` package (0: skip)",
+    )
     ap.add_argument("--easy-n", type=int, default=5_000_000, help="easy instance size (0: skip)")
     ap.add_argument("--hard-n", type=int, default=20_000, help="hard instance size (0: skip)")
     ap.add_argument("--threads", type=int, default=None, help="Numba threads (default: all cores)")
@@ -165,13 +180,31 @@ def main(argv):
     from nx_gpumatch import cpu
 
     with cpu.threads(args.threads) as nt:
-        print(f"stable marriage benchmark: {nt} Numba threads of {numba.config.NUMBA_NUM_THREADS}, median of {args.repeat} runs")
+        print(
+            f"stable marriage benchmark: {nt} Numba threads of {numba.config.NUMBA_NUM_THREADS}, median of {args.repeat} runs"
+        )
     engines = ENGINES if args.sequential else ENGINES[:2]
     ok = True
     if args.matching_n:
         ok &= bench_matching_package(args.matching_n, args.repeat, args.threads)
     if args.easy_n:
-        ok &= bench_instance("easy", args.easy_n, args.repeat, args.threads, args.seed, engines, "gpu" if args.gpu else None)
+        ok &= bench_instance(
+            "easy",
+            args.easy_n,
+            args.repeat,
+            args.threads,
+            args.seed,
+            engines,
+            "gpu" if args.gpu else None,
+        )
     if args.hard_n:
-        ok &= bench_instance("hard", args.hard_n, args.repeat, args.threads, args.seed, engines, "gpu" if args.gpu else None)
+        ok &= bench_instance(
+            "hard",
+            args.hard_n,
+            args.repeat,
+            args.threads,
+            args.seed,
+            engines,
+            "gpu" if args.gpu else None,
+        )
     return 0 if ok else 1

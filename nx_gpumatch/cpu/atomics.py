@@ -81,7 +81,9 @@ def atomic_load(typingctx, arr, idx):
     def codegen(context, builder, sig, args):
         a, i = args
         ptr = _item_pointer(context, builder, sig.args[0], a, sig.args[1], i)
-        return builder.load_atomic(ptr, "acquire", context.get_abi_sizeof(context.get_value_type(dt)))
+        return builder.load_atomic(
+            ptr, "acquire", context.get_abi_sizeof(context.get_value_type(dt))
+        )
 
     return dt(arr, idx), codegen
 

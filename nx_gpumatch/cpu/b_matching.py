@@ -323,7 +323,22 @@ def _batch(first, start, s):
 
 
 @njit(cache=True, inline="always")
-def _prepare(u, indptr, indices, arc_rank, key, rend, sorted_end, cur, cap, rec, stride, hptr, batch, min_batch):
+def _prepare(
+    u,
+    indptr,
+    indices,
+    arc_rank,
+    key,
+    rend,
+    sorted_end,
+    cur,
+    cap,
+    rec,
+    stride,
+    hptr,
+    batch,
+    min_batch,
+):
     """Lay out u's row on its first visit, make sure its next candidates are
     sorted, and start loading their records."""
     if sorted_end[u] < 0:
@@ -333,14 +348,35 @@ def _prepare(u, indptr, indices, arc_rank, key, rend, sorted_end, cur, cap, rec,
     p = cur[u]
     s = sorted_end[u]
     if p == s and s < rend[u]:
-        s = _extend_sorted(key, s, rend[u], _batch(max(np.int64(batch) * cap[u], np.int64(min_batch)), indptr[u], s))
+        s = _extend_sorted(
+            key,
+            s,
+            rend[u],
+            _batch(max(np.int64(batch) * cap[u], np.int64(min_batch)), indptr[u], s),
+        )
         sorted_end[u] = s
     for j in range(p, min(p + AHEAD, s)):
         prefetch(rec, _base(key[j] & LOW, stride, hptr))
 
 
 @njit(cache=True, inline="always")
-def _propose(u, indptr, key, rend, sorted_end, cur, cap, need, rec, stride, hptr, nextq, qtail, batch, min_batch):
+def _propose(
+    u,
+    indptr,
+    key,
+    rend,
+    sorted_end,
+    cur,
+    cap,
+    need,
+    rec,
+    stride,
+    hptr,
+    nextq,
+    qtail,
+    batch,
+    min_batch,
+):
     """Let u (prepared) propose until it has cap[u] outstanding proposals or no
     eligible neighbour is left. Only one thread works on u at a time."""
     p = cur[u]
@@ -394,38 +430,174 @@ def _propose(u, indptr, key, rend, sorted_end, cur, cap, need, rec, stride, hptr
 
 
 @njit(cache=True, inline="always")
-def _run_block(q, lo, hi, indptr, indices, arc_rank, key, rend, sorted_end, cur, cap, need, rec, stride, hptr,
-               nextq, qtail, batch, min_batch):
+def _run_block(
+    q,
+    lo,
+    hi,
+    indptr,
+    indices,
+    arc_rank,
+    key,
+    rend,
+    sorted_end,
+    cur,
+    cap,
+    need,
+    rec,
+    stride,
+    hptr,
+    nextq,
+    qtail,
+    batch,
+    min_batch,
+):
     for j in range(lo, min(lo + DEPTH, hi)):
-        _prepare(np.int64(q[j]), indptr, indices, arc_rank, key, rend, sorted_end, cur, cap, rec, stride, hptr,
-                 batch, min_batch)
+        _prepare(
+            np.int64(q[j]),
+            indptr,
+            indices,
+            arc_rank,
+            key,
+            rend,
+            sorted_end,
+            cur,
+            cap,
+            rec,
+            stride,
+            hptr,
+            batch,
+            min_batch,
+        )
     for j in range(lo, hi):
         if j + DEPTH < hi:
-            _prepare(np.int64(q[j + DEPTH]), indptr, indices, arc_rank, key, rend, sorted_end, cur, cap, rec,
-                     stride, hptr, batch, min_batch)
-        _propose(np.int64(q[j]), indptr, key, rend, sorted_end, cur, cap, need, rec, stride, hptr, nextq, qtail, batch,
-                 min_batch)
+            _prepare(
+                np.int64(q[j + DEPTH]),
+                indptr,
+                indices,
+                arc_rank,
+                key,
+                rend,
+                sorted_end,
+                cur,
+                cap,
+                rec,
+                stride,
+                hptr,
+                batch,
+                min_batch,
+            )
+        _propose(
+            np.int64(q[j]),
+            indptr,
+            key,
+            rend,
+            sorted_end,
+            cur,
+            cap,
+            need,
+            rec,
+            stride,
+            hptr,
+            nextq,
+            qtail,
+            batch,
+            min_batch,
+        )
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
-def _round_parallel(q, nq, indptr, indices, arc_rank, key, rend, sorted_end, cur, cap, need, rec, stride, hptr,
-                    nextq, qtail, batch, min_batch):
+def _round_parallel(
+    q,
+    nq,
+    indptr,
+    indices,
+    arc_rank,
+    key,
+    rend,
+    sorted_end,
+    cur,
+    cap,
+    need,
+    rec,
+    stride,
+    hptr,
+    nextq,
+    qtail,
+    batch,
+    min_batch,
+):
     for i in prange(nq):
         need[q[np.int64(i)]] &= COUNT
     nb = (nq + BLOCK - 1) // BLOCK
     for ib in prange(nb):
         lo = np.int64(ib) * BLOCK
-        _run_block(q, lo, min(lo + BLOCK, nq), indptr, indices, arc_rank, key, rend, sorted_end, cur, cap, need, rec,
-                   stride, hptr, nextq, qtail, batch, min_batch)
+        _run_block(
+            q,
+            lo,
+            min(lo + BLOCK, nq),
+            indptr,
+            indices,
+            arc_rank,
+            key,
+            rend,
+            sorted_end,
+            cur,
+            cap,
+            need,
+            rec,
+            stride,
+            hptr,
+            nextq,
+            qtail,
+            batch,
+            min_batch,
+        )
 
 
 @njit(cache=True)
-def _round_serial(q, nq, indptr, indices, arc_rank, key, rend, sorted_end, cur, cap, need, rec, stride, hptr,
-                  nextq, qtail, batch, min_batch):
+def _round_serial(
+    q,
+    nq,
+    indptr,
+    indices,
+    arc_rank,
+    key,
+    rend,
+    sorted_end,
+    cur,
+    cap,
+    need,
+    rec,
+    stride,
+    hptr,
+    nextq,
+    qtail,
+    batch,
+    min_batch,
+):
     for i in range(nq):
         need[q[i]] &= COUNT
-    _run_block(q, np.int64(0), np.int64(nq), indptr, indices, arc_rank, key, rend, sorted_end, cur, cap, need, rec,
-               stride, hptr, nextq, qtail, batch, min_batch)
+    _run_block(
+        q,
+        np.int64(0),
+        np.int64(nq),
+        indptr,
+        indices,
+        arc_rank,
+        key,
+        rend,
+        sorted_end,
+        cur,
+        cap,
+        need,
+        rec,
+        stride,
+        hptr,
+        nextq,
+        qtail,
+        batch,
+        min_batch,
+    )
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
@@ -551,11 +723,31 @@ def b_suitor(n, indptr, indices, arc_rank, arc_edge, cap, batch=BATCH, min_batch
         # Rounds stay here rather than in one compiled loop: the kernels come out
         # measurably faster that way.
         run = _round_parallel if nq >= PARALLEL_MIN else _round_serial
-        run(q, nq, indptr, indices, arc_rank, key, rend, sorted_end, cur, cap, need, rec, stride, hptr, nextq, qtail,
-            batch, min_batch)
+        run(
+            q,
+            nq,
+            indptr,
+            indices,
+            arc_rank,
+            key,
+            rend,
+            sorted_end,
+            cur,
+            cap,
+            need,
+            rec,
+            stride,
+            hptr,
+            nextq,
+            qtail,
+            batch,
+            min_batch,
+        )
         q, nextq = nextq, q
         nq = int(qtail[0])
-        q[:nq].sort()  # displaced vertices arrive in random order; sorted, their state is read in passes
+        q[
+            :nq
+        ].sort()  # displaced vertices arrive in random order; sorted, their state is read in passes
     edges, entries = _suitor_edges(n, rec, stride, hptr, indptr, indices, arc_edge)
     if entries != 2 * edges.shape[0]:
         raise RuntimeError("b-Suitor ended with a suitor relation that is not mutual")
@@ -672,6 +864,16 @@ def local_dominant(n, indptr, indices, arc_rank, order, cap):
     head = indptr[:-1].copy()
     active = np.flatnonzero(left > 0)
     take = np.zeros(indices.shape[0] // 2, np.bool_)
-    _ld_rounds(key, rend, head, left, active, np.zeros(n, np.int64), np.zeros(n, np.int32), np.zeros(n, np.int64),
-               take, order)
+    _ld_rounds(
+        key,
+        rend,
+        head,
+        left,
+        active,
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int32),
+        np.zeros(n, np.int64),
+        take,
+        order,
+    )
     return np.flatnonzero(take)

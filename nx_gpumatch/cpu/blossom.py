@@ -44,8 +44,27 @@ import numpy as np
 from numba import njit
 
 # columns of the int32 node table (rows are vertex ids 0..n-1 and blossom ids n..2n-1)
-(PARENT, NEXT, PREV, EA, EB, LABEL, TROOT, LFROM, LTO, BASE, BCHILD, ARGMIN, TNEXT, TPREV, VFIRST, VLAST, OWNER, BNAME,
- BSIZE) = range(19)
+(
+    PARENT,
+    NEXT,
+    PREV,
+    EA,
+    EB,
+    LABEL,
+    TROOT,
+    LFROM,
+    LTO,
+    BASE,
+    BCHILD,
+    ARGMIN,
+    TNEXT,
+    TPREV,
+    VFIRST,
+    VLAST,
+    OWNER,
+    BNAME,
+    BSIZE,
+) = range(19)
 NROWS = 19
 # columns of the float table (rows 0..n-1, one 64-byte line each): Y (vertex key), A (offset of the
 # vertex-set name), B2 (a free vertex's earliest pushed S-edge time), hi and lo parts; NLAB (label of
@@ -238,7 +257,10 @@ def _scan_blossom(b, tb, vnext, g, c, nd, fd, vname, H, meta):
                 meta[HSIZE] = i + 1
                 while i > 0:
                     par = (i - 1) >> 2
-                    if th < H[par, 0] or (th == H[par, 0] and (tl < H[par, 1] or (tl == H[par, 1] and H[par, 2] > 1.0))):
+                    if th < H[par, 0] or (
+                        th == H[par, 0]
+                        and (tl < H[par, 1] or (tl == H[par, 1] and H[par, 2] > 1.0))
+                    ):
                         H[i, 0] = H[par, 0]
                         H[i, 1] = H[par, 1]
                         H[i, 2] = H[par, 2]
@@ -490,7 +512,32 @@ def _s_parent(b, nd, mate, vname):
 
 
 @njit(cache=True)
-def _form_blossom(u, v, n, vnext, g, wl, c, nd, fd, vname, mate, head, freeids, nfree, mark, stamp, pv, pu, cyc, buf, dh, dl, H, meta):
+def _form_blossom(
+    u,
+    v,
+    n,
+    vnext,
+    g,
+    wl,
+    c,
+    nd,
+    fd,
+    vname,
+    mate,
+    head,
+    freeids,
+    nfree,
+    mark,
+    stamp,
+    pv,
+    pu,
+    cyc,
+    buf,
+    dh,
+    dl,
+    H,
+    meta,
+):
     """New S-blossom from the tight S-S edge (u, v) inside one tree."""
     bu = nd[vname[u], OWNER]
     bv = nd[vname[v], OWNER]
@@ -913,7 +960,9 @@ def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm):
                     _augment_side(v, u, n, nd, mate, vname, stk, chain)
                     _dissolve(r, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta)
                     ntrees -= 1
-                    _scan_blossom(v, bv, vnext, g, c, nd, fd, vname, H, meta)  # v's best edge was used
+                    _scan_blossom(
+                        v, bv, vnext, g, c, nd, fd, vname, H, meta
+                    )  # v's best edge was used
                 else:
                     r = nd[bu, TROOT]
                     _relabel(bv, TLAB, nd, fd, dh, dl)
@@ -933,8 +982,30 @@ def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm):
                 if r1 == r2:
                     stamp += 1
                     B, nt, nfree = _form_blossom(
-                        u, v, n, vnext, g, wl, c, nd, fd, vname, mate, head, freeids, nfree,
-                        mark, stamp, pv, pu, cyc, buf, dh, dl, H, meta,
+                        u,
+                        v,
+                        n,
+                        vnext,
+                        g,
+                        wl,
+                        c,
+                        nd,
+                        fd,
+                        vname,
+                        mate,
+                        head,
+                        freeids,
+                        nfree,
+                        mark,
+                        stamp,
+                        pv,
+                        pu,
+                        cyc,
+                        buf,
+                        dh,
+                        dl,
+                        H,
+                        meta,
                     )
                     _tree_add(B, r1, nd, head)
                     _push_dual(B, nd, fd, H, meta)
@@ -970,11 +1041,15 @@ def _run(n, indptr, indices, arc_edge, edge_src, edge_dst, edge_weight, maxcardi
         bool(warm),
     )
     if left:
-        raise RuntimeError("blossom search stopped with open alternating trees")  # a bug, never expected
+        raise RuntimeError(
+            "blossom search stopped with open alternating trees"
+        )  # a bug, never expected
     return mate, int(roots), int(events), int(late)
 
 
-def max_weight_matching(n, indptr, indices, arc_edge, edge_src, edge_dst, edge_weight, maxcardinality=False, warm=True):
+def max_weight_matching(
+    n, indptr, indices, arc_edge, edge_src, edge_dst, edge_weight, maxcardinality=False, warm=True
+):
     """Exact maximum-weight matching of the graph given as symmetric CSR
     (``indptr``, ``indices``, ``arc_edge``) plus its edge list; returns the int64
     mate array (-1 = unmatched).
@@ -984,10 +1059,14 @@ def max_weight_matching(n, indptr, indices, arc_edge, edge_src, edge_dst, edge_w
     are never used). Integer weights below about 2**48 in magnitude give exact
     results. ``warm=False`` starts from the empty matching (for testing).
     """
-    return _run(n, indptr, indices, arc_edge, edge_src, edge_dst, edge_weight, maxcardinality, warm)[0]
+    return _run(
+        n, indptr, indices, arc_edge, edge_src, edge_dst, edge_weight, maxcardinality, warm
+    )[0]
 
 
-def stats(n, indptr, indices, arc_edge, edge_src, edge_dst, edge_weight, maxcardinality=False, warm=True):
+def stats(
+    n, indptr, indices, arc_edge, edge_src, edge_dst, edge_weight, maxcardinality=False, warm=True
+):
     """(mate, roots left by the warm start, events processed, events found late
     through rounding) for benchmarks and tests; late is 0 for integer weights."""
     return _run(n, indptr, indices, arc_edge, edge_src, edge_dst, edge_weight, maxcardinality, warm)

@@ -216,7 +216,9 @@ def weighted_degrees(indptr, w, loop):
 
 
 @njit(cache=True, inline="always")
-def _best_move(v, indptr, indices, w, k, comm, a, size, prio, batch, res_over_m2, pos, buf_c, buf_j, buf_w):
+def _best_move(
+    v, indptr, indices, w, k, comm, a, size, prio, batch, res_over_m2, pos, buf_c, buf_j, buf_w
+):
     """Community v should join (its own when nothing gains).
 
     Neighbour weights are summed per community in a sparse accumulator
@@ -269,15 +271,53 @@ def _best_move(v, indptr, indices, w, k, comm, a, size, prio, batch, res_over_m2
 
 
 @njit(cache=True, inline="always")
-def _move_one(v, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, pos, buf_c, buf_j, buf_w):
+def _move_one(
+    v,
+    indptr,
+    indices,
+    w,
+    k,
+    comm,
+    a,
+    size,
+    prio,
+    batch,
+    active,
+    res_over_m2,
+    pos,
+    buf_c,
+    buf_j,
+    buf_w,
+):
     if active[v] == 0:
         return comm[v]
     active[v] = 0
-    return _best_move(v, indptr, indices, w, k, comm, a, size, prio, batch, res_over_m2, pos, buf_c, buf_j, buf_w)
+    return _best_move(
+        v, indptr, indices, w, k, comm, a, size, prio, batch, res_over_m2, pos, buf_c, buf_j, buf_w
+    )
 
 
 @njit(cache=True, parallel=True)
-def _compute_moves(verts, chunks, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, pos, buf_c, buf_j, buf_w, newc):
+def _compute_moves(
+    verts,
+    chunks,
+    indptr,
+    indices,
+    w,
+    k,
+    comm,
+    a,
+    size,
+    prio,
+    batch,
+    active,
+    res_over_m2,
+    pos,
+    buf_c,
+    buf_j,
+    buf_w,
+    newc,
+):
     for ch in prange(chunks.shape[0] - 1):
         tid = get_thread_id()
         P = pos[tid]
@@ -286,18 +326,57 @@ def _compute_moves(verts, chunks, indptr, indices, w, k, comm, a, size, prio, ba
         W = buf_w[tid]
         for t in range(chunks[ch], chunks[ch + 1]):
             v = verts[t]
-            newc[v] = _move_one(v, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W)
+            newc[v] = _move_one(
+                v,
+                indptr,
+                indices,
+                w,
+                k,
+                comm,
+                a,
+                size,
+                prio,
+                batch,
+                active,
+                res_over_m2,
+                P,
+                C,
+                J,
+                W,
+            )
 
 
 @njit(cache=True)
-def _compute_moves_serial(verts, lo, hi, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, pos, buf_c, buf_j, buf_w, newc):
+def _compute_moves_serial(
+    verts,
+    lo,
+    hi,
+    indptr,
+    indices,
+    w,
+    k,
+    comm,
+    a,
+    size,
+    prio,
+    batch,
+    active,
+    res_over_m2,
+    pos,
+    buf_c,
+    buf_j,
+    buf_w,
+    newc,
+):
     P = pos[0]
     C = buf_c[0]
     J = buf_j[0]
     W = buf_w[0]
     for t in range(lo, hi):
         v = verts[t]
-        newc[v] = _move_one(v, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W)
+        newc[v] = _move_one(
+            v, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W
+        )
 
 
 @njit(cache=True)
@@ -436,11 +515,37 @@ def move_scratch(threads, n, maxdeg):
     """Per-thread sparse accumulators for a level with n vertices and degrees
     up to maxdeg: (pos, buf_c, buf_j, buf_w)."""
     d = max(maxdeg, 1)
-    return np.full((threads, n), -1, np.int32), np.empty((threads, d), np.int32), np.empty((threads, d), np.int32), np.empty((threads, d), np.float64)
+    return (
+        np.full((threads, n), -1, np.int32),
+        np.empty((threads, d), np.int32),
+        np.empty((threads, d), np.int32),
+        np.empty((threads, d), np.float64),
+    )
 
 
 @njit(cache=True)
-def optimise(indptr, indices, w, loop, k, order, prio, m2, resolution, threshold, bounds, batch_arcs, max_batches, pos, buf_c, buf_j, buf_w, nchunks, par_min_arcs, max_sweeps):
+def optimise(
+    indptr,
+    indices,
+    w,
+    loop,
+    k,
+    order,
+    prio,
+    m2,
+    resolution,
+    threshold,
+    bounds,
+    batch_arcs,
+    max_batches,
+    pos,
+    buf_c,
+    buf_j,
+    buf_w,
+    nchunks,
+    par_min_arcs,
+    max_sweeps,
+):
     """Modularity optimisation of one level from singletons.
 
     Each sweep visits the degree buckets in turn, every bucket cut into commit
@@ -484,13 +589,54 @@ def optimise(indptr, indices, w, loop, k, order, prio, m2, resolution, threshold
             # Small batches run on the calling thread: waking the pool costs more.
             chunks, arcs = _active_chunks(sverts, lo, hi, indptr, active, nchunks)
             if nchunks > 1 and arcs >= par_min_arcs:
-                _compute_moves(sverts, chunks, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, pos, buf_c, buf_j, buf_w, newc)
+                _compute_moves(
+                    sverts,
+                    chunks,
+                    indptr,
+                    indices,
+                    w,
+                    k,
+                    comm,
+                    a,
+                    size,
+                    prio,
+                    batch,
+                    active,
+                    res_over_m2,
+                    pos,
+                    buf_c,
+                    buf_j,
+                    buf_w,
+                    newc,
+                )
             else:
-                _compute_moves_serial(sverts, lo, hi, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, pos, buf_c, buf_j, buf_w, newc)
+                _compute_moves_serial(
+                    sverts,
+                    lo,
+                    hi,
+                    indptr,
+                    indices,
+                    w,
+                    k,
+                    comm,
+                    a,
+                    size,
+                    prio,
+                    batch,
+                    active,
+                    res_over_m2,
+                    pos,
+                    buf_c,
+                    buf_j,
+                    buf_w,
+                    newc,
+                )
             if nchunks > 1 and arcs >= par_min_arcs:
                 _scan_moves(sverts, chunks, newc, comm, batch, indptr, indices, w, active, change)
             else:
-                _scan_moves_serial(sverts, lo, hi, newc, comm, batch, indptr, indices, w, active, change)
+                _scan_moves_serial(
+                    sverts, lo, hi, newc, comm, batch, indptr, indices, w, active, change
+                )
             cnt, dsq, dinner = _commit(sverts, lo, hi, newc, comm, a, size, k, change)
             sq += dsq
             inner += dinner
@@ -553,7 +699,9 @@ def _gather(values, idx, out):
 
 
 @njit(cache=True, parallel=True)
-def _merge(chunks, ptr, members, cx, indptr, indices, w, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop_new):
+def _merge(
+    chunks, ptr, members, cx, indptr, indices, w, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop_new
+):
     for ch in prange(chunks.shape[0] - 1):
         P = pos[get_thread_id()]
         for x in range(chunks[ch], chunks[ch + 1]):
@@ -621,7 +769,9 @@ def aggregate(comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchun
     loop2 = np.empty(K, np.float64)
     cx = np.empty(comm.shape[0], np.int32)
     _gather(newid, comm, cx)
-    _merge(chunks, ptr, members, cx, indptr, indices, w, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2)
+    _merge(
+        chunks, ptr, members, cx, indptr, indices, w, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2
+    )
     indptr2 = np.zeros(K + 1, np.int64)
     for x in range(K):
         indptr2[x + 1] = indptr2[x] + count[x]
@@ -747,7 +897,16 @@ def louvain_levels(
     if m2 is None:
         m2 = float(k.sum())
     if m2 <= 0.0:  # no edges (or only zero weights): nothing to optimise
-        yield np.arange(n, dtype=np.int32), {"vertices": n, "edges": int(indices.shape[0] // 2), "modularity": 0.0, "moves": 0, "sweeps": 0}
+        yield (
+            np.arange(n, dtype=np.int32),
+            {
+                "vertices": n,
+                "edges": int(indices.shape[0] // 2),
+                "modularity": 0.0,
+                "moves": 0,
+                "sweeps": 0,
+            },
+        )
         return
     if order is None:
         order = np.arange(n, dtype=np.int32)
@@ -758,7 +917,11 @@ def louvain_levels(
         prio[order] = np.arange(n, dtype=np.int32)
     pos = np.full((0, n), -1, np.int32)
     labels = np.arange(n, dtype=np.int32)
-    q = level_modularity(indptr, indices, w, loop, labels, k, m2, float(resolution)) if q0 is None else float(q0)
+    q = (
+        level_modularity(indptr, indices, w, loop, labels, k, m2, float(resolution))
+        if q0 is None
+        else float(q0)
+    )
     level = first_level
     while True:
         nv = indptr.shape[0] - 1
@@ -767,13 +930,37 @@ def louvain_levels(
         pos, nchunks = _thread_rows(pos)
         _, buf_c, buf_j, buf_w = move_scratch(pos.shape[0], 0, maxdeg)
         thr = coarse_threshold if nv >= fine_below else threshold
-        max_arcs, nbatch = batch_limits(int(np.count_nonzero(deg)), int(indices.shape[0]), batch_fraction, max_batches, sequential_arcs)
+        max_arcs, nbatch = batch_limits(
+            int(np.count_nonzero(deg)),
+            int(indices.shape[0]),
+            batch_fraction,
+            max_batches,
+            sequential_arcs,
+        )
         par_min = parallel_min_arcs
         if par_min is None:
             par_min = parallel_min_arcs_now() if max_arcs > 1 else PARALLEL_MIN_ARCS
         comm, q_new, moves, sweeps = optimise(
-            indptr, indices, w, loop, k, order, prio, m2, float(resolution), float(thr), MOVE_BUCKETS,
-            max_arcs, nbatch, pos, buf_c, buf_j, buf_w, nchunks, int(par_min), int(max_sweeps),
+            indptr,
+            indices,
+            w,
+            loop,
+            k,
+            order,
+            prio,
+            m2,
+            float(resolution),
+            float(thr),
+            MOVE_BUCKETS,
+            max_arcs,
+            nbatch,
+            pos,
+            buf_c,
+            buf_j,
+            buf_w,
+            nchunks,
+            int(par_min),
+            int(max_sweeps),
         )
         del buf_c, buf_j, buf_w
         if level > 0 and moves == 0:
@@ -781,11 +968,22 @@ def louvain_levels(
         newid, K, ptr, members = renumber(comm)
         labels = labels.copy()
         relabel(labels, comm, newid)
-        yield labels, {"vertices": nv, "edges": int(indices.shape[0] // 2), "modularity": float(q_new), "moves": int(moves), "sweeps": int(sweeps)}
+        yield (
+            labels,
+            {
+                "vertices": nv,
+                "edges": int(indices.shape[0] // 2),
+                "modularity": float(q_new),
+                "moves": int(moves),
+                "sweeps": int(sweeps),
+            },
+        )
         if q_new - q <= threshold:
             return
         q = q_new
         pos, nchunks = _thread_rows(pos)  # the caller may have changed the thread count
-        indptr, indices, w, loop, k = aggregate(comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchunks)
+        indptr, indices, w, loop, k = aggregate(
+            comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchunks
+        )
         order, prio = carry_order(order, newid, K)
         level += 1

@@ -260,8 +260,12 @@ def _choose(v, blue_side, indptr, indices, arc_rank, mate, color, sigma, seed, r
 
 
 @njit(cache=True)
-def _propose_or_answer(v, blue_side, indptr, indices, arc_rank, mate, color, sigma, seed, rnd, weighted):
-    best, usable = _choose(v, blue_side, indptr, indices, arc_rank, mate, color, sigma, seed, rnd, weighted)
+def _propose_or_answer(
+    v, blue_side, indptr, indices, arc_rank, mate, color, sigma, seed, rnd, weighted
+):
+    best, usable = _choose(
+        v, blue_side, indptr, indices, arc_rank, mate, color, sigma, seed, rnd, weighted
+    )
     sigma[v] = best
     if not usable:
         color[v] = DONE
@@ -287,7 +291,19 @@ def _red_blue_rounds(n, indptr, indices, arc_rank, seed, weighted, max_rounds):
             color_now = BLUE if side == 0 else RED
             for v in prange(n):
                 if color[v] == color_now:
-                    _propose_or_answer(np.int64(v), side == 0, indptr, indices, arc_rank, mate, color, sigma, seed, rnd, weighted)
+                    _propose_or_answer(
+                        np.int64(v),
+                        side == 0,
+                        indptr,
+                        indices,
+                        arc_rank,
+                        mate,
+                        color,
+                        sigma,
+                        seed,
+                        rnd,
+                        weighted,
+                    )
         alive = 0
         for v in prange(n):
             if color[v] != DONE:

@@ -196,7 +196,9 @@ def _mutual_block(m_ptr, m_choices, n_women, mbounds, base, tptr, tblock, packed
     """
     parts = mbounds.shape[0] - 1
     for t in prange(parts):
-        _mutual_rows(m_ptr, m_choices, n_women, mbounds[t], mbounds[t + 1], base, tptr, tblock, packed, kept)
+        _mutual_rows(
+            m_ptr, m_choices, n_women, mbounds[t], mbounds[t + 1], base, tptr, tblock, packed, kept
+        )
 
 
 @njit(cache=True)
@@ -280,7 +282,9 @@ def _search_cost(m_ptr, m_choices, w_ptr, bounds):
     return cost
 
 
-def mutual_lists(m_ptr, m_choices, w_ptr, w_choices, n_men, n_women, parts, block=TRANSPOSE_BLOCK, method=None):
+def mutual_lists(
+    m_ptr, m_choices, w_ptr, w_choices, n_men, n_women, parts, block=TRANSPOSE_BLOCK, method=None
+):
     """Men's lists reduced to mutually ranked women, packed with the women's ranks.
 
     Returns (ptr, packed): man m's usable entries are packed[ptr[m]:ptr[m+1]],
@@ -305,7 +309,9 @@ def mutual_lists(m_ptr, m_choices, w_ptr, w_choices, n_men, n_women, parts, bloc
     if method == "search":
         _search_block(m_ptr, m_choices, w_ptr, w_choices, row_bounds(m_ptr, parts), packed, kept)
     else:
-        _transposed_mutual(m_ptr, m_choices, w_ptr, w_choices, n_men, n_women, parts, block, packed, kept)
+        _transposed_mutual(
+            m_ptr, m_choices, w_ptr, w_choices, n_men, n_women, parts, block, packed, kept
+        )
     degree = np.diff(m_ptr)
     if np.array_equal(kept, degree):
         return m_ptr.astype(np.int64, copy=True), packed
@@ -315,7 +321,9 @@ def mutual_lists(m_ptr, m_choices, w_ptr, w_choices, n_men, n_women, parts, bloc
     return ptr, packed
 
 
-def _transposed_mutual(m_ptr, m_choices, w_ptr, w_choices, n_men, n_women, parts, block, packed, kept):
+def _transposed_mutual(
+    m_ptr, m_choices, w_ptr, w_choices, n_men, n_women, parts, block, packed, kept
+):
     wb = row_bounds(w_ptr, parts)
     tptr, cursor = transpose_offsets(w_ptr, w_choices, n_men, wb)
     a = 0

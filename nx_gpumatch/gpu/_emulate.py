@@ -29,7 +29,16 @@ from nx_gpumatch.gpu._source import kernel_source, kernels_dir, parse_kernels, s
 __all__ = ["EmulationError", "EmulationHang", "EmuModule", "options", "build"]
 
 _BUILD_VERSION = "1"  # bump when the generated wrapper changes
-CXXFLAGS = ("-std=c++20", "-O1", "-pthread", "-fPIC", "-shared", "-Wall", "-Wextra", "-Wno-unused-parameter")
+CXXFLAGS = (
+    "-std=c++20",
+    "-O1",
+    "-pthread",
+    "-fPIC",
+    "-shared",
+    "-Wall",
+    "-Wextra",
+    "-Wno-unused-parameter",
+)
 MAX_THREADS_PER_BLOCK = 1024
 MAX_DYNAMIC_SHARED = 48 * 1024
 
@@ -90,13 +99,17 @@ def cache_dir() -> Path:
             return d
         except OSError:
             continue
-    raise EmulationError("no writable cache directory for emulation builds (set NX_GPUMATCH_CACHE_DIR)")
+    raise EmulationError(
+        "no writable cache directory for emulation builds (set NX_GPUMATCH_CACHE_DIR)"
+    )
 
 
 def _compiler():
     cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
     if not cxx:
-        raise EmulationError("CPU emulation of CUDA kernels needs a C++20 compiler (g++ >= 10); none found (set CXX)")
+        raise EmulationError(
+            "CPU emulation of CUDA kernels needs a C++20 compiler (g++ >= 10); none found (set CXX)"
+        )
     return cxx
 
 
@@ -141,7 +154,11 @@ def _check_device_globals(src: str, path: str):
             top.append(ch)
     for stmt in "".join(top).split(";"):
         s = " ".join(stmt.split())
-        if re.search(r"\b__device__\b", s) and "(" not in s.split("=")[0] and not re.search(r"\bconst\b", s):
+        if (
+            re.search(r"\b__device__\b", s)
+            and "(" not in s.split("=")[0]
+            and not re.search(r"\bconst\b", s)
+        ):
             raise EmulationError(
                 f"{path}: mutable __device__ global ({s!r}) cannot be emulated; pass the memory as a kernel argument"
             )
@@ -238,7 +255,9 @@ def dim3(x, what):
         x = (int(x),)
     x = tuple(int(v) for v in x)
     if not 1 <= len(x) <= 3 or any(v < 1 for v in x):
-        raise ValueError(f"{what} must be a positive int or a tuple of 1 to 3 positive ints, got {x}")
+        raise ValueError(
+            f"{what} must be a positive int or a tuple of 1 to 3 positive ints, got {x}"
+        )
     return x + (1,) * (3 - len(x))
 
 
@@ -259,7 +278,9 @@ class EmuKernel:
         if nthreads > MAX_THREADS_PER_BLOCK:
             raise ValueError(f"{nthreads} threads per block (the limit is {MAX_THREADS_PER_BLOCK})")
         if not 0 <= int(shared_mem) <= MAX_DYNAMIC_SHARED:
-            raise ValueError(f"shared_mem={shared_mem} bytes: dynamic shared memory is limited to {MAX_DYNAMIC_SHARED}")
+            raise ValueError(
+                f"shared_mem={shared_mem} bytes: dynamic shared memory is limited to {MAX_DYNAMIC_SHARED}"
+            )
         args = tuple(args)
         check_args(self.name, self.params, args, np)
         keep = []
@@ -270,7 +291,9 @@ class EmuKernel:
             else:
                 ct = _CTYPES.get(p.code)
                 if ct is None:
-                    raise TypeError(f"{self.name}: parameter {p.name} has a type ({p.ctype}) the emulation cannot pass")
+                    raise TypeError(
+                        f"{self.name}: parameter {p.name} has a type ({p.ctype}) the emulation cannot pass"
+                    )
                 v = ct(a.item() if isinstance(a, np.generic) else a)
             keep.append(v)
             ptrs.append(ctypes.addressof(v))
@@ -291,7 +314,9 @@ class EmuModule:
 
     def get_function(self, name):
         if name not in self.kernels:
-            raise AttributeError(f"kernels/{self.problem}.cu has no kernel {name!r} (has: {', '.join(self.kernels)})")
+            raise AttributeError(
+                f"kernels/{self.problem}.cu has no kernel {name!r} (has: {', '.join(self.kernels)})"
+            )
         return EmuKernel(self, name, self.kernels[name])
 
     def _load_slots(self, k):
@@ -316,7 +341,9 @@ class EmuModule:
     def _check_signature(self, name, params, sig):
         codes = [c for c in sig.split(",") if c]
         parsed = [p.code for p in params]
-        if len(codes) != len(parsed) or any(p is not None and p != c for p, c in zip(parsed, codes)):
+        if len(codes) != len(parsed) or any(
+            p is not None and p != c for p, c in zip(parsed, codes)
+        ):
             raise EmulationError(
                 f"kernel {name}: parameter types read from the source {parsed} disagree with the compiler's {codes}"
             )
@@ -340,7 +367,9 @@ class EmuModule:
             def go(i):
                 rcs[i] = getattr(slots[i], f"nxg_launch__{name}")(ctypes.byref(ctl), dims, argv)
 
-            threads = [threading.Thread(target=go, args=(i,), daemon=True) for i in range(len(slots))]
+            threads = [
+                threading.Thread(target=go, args=(i,), daemon=True) for i in range(len(slots))
+            ]
             for t in threads:
                 t.start()
             for t in threads:
@@ -355,5 +384,9 @@ class EmuModule:
                 "a loop that calls no CUDA primitive)"
             )
         if ctl.abort:
-            cls = EmulationHang if msg.startswith(("deadlock", "time limit")) or "time limit" in msg else EmulationError
+            cls = (
+                EmulationHang
+                if msg.startswith(("deadlock", "time limit")) or "time limit" in msg
+                else EmulationError
+            )
             raise cls(f"{name}: {msg}")

@@ -100,10 +100,14 @@ class _CupyModule:
 
     def get_function(self, name):
         if name not in self.kernels:
-            raise AttributeError(f"kernels/{self.problem}.cu has no kernel {name!r} (has: {', '.join(self.kernels)})")
+            raise AttributeError(
+                f"kernels/{self.problem}.cu has no kernel {name!r} (has: {', '.join(self.kernels)})"
+            )
         fn = self._functions.get(name)
         if fn is None:
-            fn = self._functions[name] = _CupyKernel(name, self.kernels[name], self._raw.get_function(name))
+            fn = self._functions[name] = _CupyKernel(
+                name, self.kernels[name], self._raw.get_function(name)
+            )
         return fn
 
 
@@ -138,7 +142,9 @@ def check_args(name, params, args, xp):
     """Raise TypeError unless ``args`` match the kernel's parameters (see the
     module docstring for the rules)."""
     if len(args) != len(params):
-        raise TypeError(f"kernel {name} takes {len(params)} arguments ({', '.join(p.name for p in params)}), got {len(args)}")
+        raise TypeError(
+            f"kernel {name} takes {len(params)} arguments ({', '.join(p.name for p in params)}), got {len(args)}"
+        )
     for i, (p, a) in enumerate(zip(params, args)):
         where = f"kernel {name}, argument {i} ({p.ctype} {p.name})"
         if p.code is None:
@@ -157,7 +163,9 @@ def check_args(name, params, args, xp):
         if isinstance(a, np.generic):
             dt = a.dtype
             if dt.kind != kind or dt.itemsize != size:
-                raise TypeError(f"{where}: got a numpy {dt}, expected a numpy scalar matching {p.ctype}")
+                raise TypeError(
+                    f"{where}: got a numpy {dt}, expected a numpy scalar matching {p.ctype}"
+                )
         elif isinstance(a, bool):
             if kind != "b":
                 raise TypeError(f"{where}: got a bool")
@@ -165,11 +173,15 @@ def check_args(name, params, args, xp):
             # CuPy passes a Python int as a 64-bit signed integer
             if not (kind in "iu" and size == 8):
                 np_name = {"i": "int", "u": "uint", "f": "float"}.get(kind, "?") + str(8 * size)
-                raise TypeError(f"{where}: a Python int is passed as 64 bits; pass numpy.{np_name}(...) instead")
+                raise TypeError(
+                    f"{where}: a Python int is passed as 64 bits; pass numpy.{np_name}(...) instead"
+                )
             if not -(2**63) <= a < 2**63:
                 raise TypeError(f"{where}: {a} does not fit in 64 bits")
         elif isinstance(a, float):
             if not (kind == "f" and size == 8):
-                raise TypeError(f"{where}: a Python float is passed as a double; pass numpy.float32(...) instead")
+                raise TypeError(
+                    f"{where}: a Python float is passed as a double; pass numpy.float32(...) instead"
+                )
         else:
             raise TypeError(f"{where}: unsupported argument type {type(a).__name__}")

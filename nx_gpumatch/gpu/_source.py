@@ -10,7 +10,14 @@ import functools
 import re
 from pathlib import Path
 
-__all__ = ["kernels_dir", "kernel_files", "kernel_source", "parse_kernels", "Param", "strip_comments"]
+__all__ = [
+    "kernels_dir",
+    "kernel_files",
+    "kernel_source",
+    "parse_kernels",
+    "Param",
+    "strip_comments",
+]
 
 
 @functools.cache
@@ -28,7 +35,9 @@ def kernels_dir() -> Path:
     d = Path(__file__).resolve().parents[2] / "kernels"
     if d.is_dir():
         return d
-    raise FileNotFoundError("cannot find the CUDA kernel sources (package nx_gpumatch.kernels or <repo>/kernels)")
+    raise FileNotFoundError(
+        "cannot find the CUDA kernel sources (package nx_gpumatch.kernels or <repo>/kernels)"
+    )
 
 
 def kernel_files() -> list[Path]:

@@ -32,7 +32,10 @@ def capacities(dg, b):
     xp = dg.xp
     n = dg.num_nodes
     pos = dg.edge_weight > 0
-    deg = xp.bincount(dg.edge_src[pos], minlength=n)[:n] + xp.bincount(dg.edge_dst[pos], minlength=n)[:n]
+    deg = (
+        xp.bincount(dg.edge_src[pos], minlength=n)[:n]
+        + xp.bincount(dg.edge_dst[pos], minlength=n)[:n]
+    )
     return xp.minimum(xp.asarray(b, dtype=xp.int64), deg.astype(xp.int64))
 
 

@@ -23,7 +23,9 @@ class DeviceGraph:
     (int32). Derived data is cached per instance.
     """
 
-    def __init__(self, backend, num_nodes, edge_src, edge_dst, edge_weight, indptr, indices, arc_edge):
+    def __init__(
+        self, backend, num_nodes, edge_src, edge_dst, edge_weight, indptr, indices, arc_edge
+    ):
         self.backend = backend
         self.xp = array_module(backend)
         self.num_nodes = int(num_nodes)
@@ -64,7 +66,11 @@ class DeviceGraph:
         n = int(num_nodes)
         src = xp.asarray(src).astype(xp.int64, copy=False)
         dst = xp.asarray(dst).astype(xp.int64, copy=False)
-        w = xp.ones(src.shape[0], xp.float64) if weight is None else xp.asarray(weight).astype(xp.float64, copy=False)
+        w = (
+            xp.ones(src.shape[0], xp.float64)
+            if weight is None
+            else xp.asarray(weight).astype(xp.float64, copy=False)
+        )
         if src.shape[0] and not bool(xp.isfinite(w).all()):
             raise ValueError("weight values must be finite")
         lo = xp.minimum(src, dst)
@@ -149,4 +155,3 @@ def device_graph(graph, backend):
         dg = factory(backend) if factory is not None else DeviceGraph.from_graph(graph, backend)
         graph._cache[key] = dg
     return dg
-

@@ -21,7 +21,7 @@ DEVICE_FACTORY = "device_graph_factory"
 
 
 def kind_of(obj):
-    """"cudf", "cugraph", "nx_cugraph" or None, without importing anything."""
+    """ "cudf", "cugraph", "nx_cugraph" or None, without importing anything."""
     mod = type(obj).__module__ or ""
     if mod.startswith("nx_cugraph"):
         return "nx_cugraph"
@@ -105,8 +105,12 @@ def from_nx_cugraph(G, weight="weight", default=1.0):
     elif weight is not None and default != 1:
         w = default
     labels = getattr(cg, "id_to_key", None)
-    w_host = None if w is None else (np.full(src.shape[0], float(w)) if np.isscalar(w) else _host(w))
-    g = Graph.from_arrays(_host(src), _host(dst), w_host, num_nodes=n, nodes=None if labels is None else list(labels))
+    w_host = (
+        None if w is None else (np.full(src.shape[0], float(w)) if np.isscalar(w) else _host(w))
+    )
+    g = Graph.from_arrays(
+        _host(src), _host(dst), w_host, num_nodes=n, nodes=None if labels is None else list(labels)
+    )
     g.weight_attr = weight
 
     def device(backend):

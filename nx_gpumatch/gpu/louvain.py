@@ -107,7 +107,16 @@ def louvain_levels(
     k = cl.weighted_degrees(indptr, w, loop)
     m2 = float(k.sum())
     if m2 <= 0.0:
-        yield np.arange(n, dtype=np.int32), {"vertices": n, "edges": int(indices.shape[0] // 2), "modularity": 0.0, "moves": 0, "sweeps": 0}
+        yield (
+            np.arange(n, dtype=np.int32),
+            {
+                "vertices": n,
+                "edges": int(indices.shape[0] // 2),
+                "modularity": 0.0,
+                "moves": 0,
+                "sweeps": 0,
+            },
+        )
         return
     if order is None:
         order = np.arange(n, dtype=np.int32)
@@ -116,31 +125,72 @@ def louvain_levels(
         order = np.ascontiguousarray(order, dtype=np.int32)
         prio = np.empty(n, np.int32)
         prio[order] = np.arange(n, dtype=np.int32)
-    q = cl.level_modularity(indptr, np.ascontiguousarray(indices, np.int32), w, loop, np.arange(n, dtype=np.int32), k, m2, float(resolution))
-    g = _Level(xp, xp.asarray(indptr), xp.asarray(indices, dtype=xp.int32), xp.asarray(w), xp.asarray(loop), xp.asarray(k))
+    q = cl.level_modularity(
+        indptr,
+        np.ascontiguousarray(indices, np.int32),
+        w,
+        loop,
+        np.arange(n, dtype=np.int32),
+        k,
+        m2,
+        float(resolution),
+    )
+    g = _Level(
+        xp,
+        xp.asarray(indptr),
+        xp.asarray(indices, dtype=xp.int32),
+        xp.asarray(w),
+        xp.asarray(loop),
+        xp.asarray(k),
+    )
     labels = xp.arange(n, dtype=xp.int32)
     level = 0
     while True:
         if g.arcs < cpu_below_arcs:
             host_labels = to_host(labels)
             rest = cl.louvain_levels(
-                g.indptr_host, to_host(g.indices), to_host(g.w), to_host(g.loop),
-                resolution=resolution, threshold=threshold, coarse_threshold=coarse_threshold, fine_below=fine_below,
-                order=order, batch_fraction=batch_fraction, max_batches=max_batches, sequential_arcs=sequential_arcs,
-                max_sweeps=max_sweeps, m2=m2, q0=q, first_level=level,
+                g.indptr_host,
+                to_host(g.indices),
+                to_host(g.w),
+                to_host(g.loop),
+                resolution=resolution,
+                threshold=threshold,
+                coarse_threshold=coarse_threshold,
+                fine_below=fine_below,
+                order=order,
+                batch_fraction=batch_fraction,
+                max_batches=max_batches,
+                sequential_arcs=sequential_arcs,
+                max_sweeps=max_sweeps,
+                m2=m2,
+                q0=q,
+                first_level=level,
             )
             for sub, info in rest:
                 yield sub[host_labels], info
             return
         thr = coarse_threshold if g.n >= fine_below else threshold
         deg = np.diff(g.indptr_host)
-        max_arcs, nbatch = cl.batch_limits(int(np.count_nonzero(deg)), g.arcs, batch_fraction, max_batches, sequential_arcs)
-        comm, q_new, moves, sweeps = _optimise(xp, mod, g, order, prio, m2, float(resolution), float(thr), max_arcs, nbatch, max_sweeps)
+        max_arcs, nbatch = cl.batch_limits(
+            int(np.count_nonzero(deg)), g.arcs, batch_fraction, max_batches, sequential_arcs
+        )
+        comm, q_new, moves, sweeps = _optimise(
+            xp, mod, g, order, prio, m2, float(resolution), float(thr), max_arcs, nbatch, max_sweeps
+        )
         if level > 0 and moves == 0:
             return
         newid, K = _renumber(xp, comm)
         labels = newid[comm[labels]]
-        yield to_host(labels), {"vertices": g.n, "edges": g.arcs // 2, "modularity": q_new, "moves": moves, "sweeps": sweeps}
+        yield (
+            to_host(labels),
+            {
+                "vertices": g.n,
+                "edges": g.arcs // 2,
+                "modularity": q_new,
+                "moves": moves,
+                "sweeps": sweeps,
+            },
+        )
         if q_new - q <= threshold:
             return
         q = q_new
@@ -180,7 +230,9 @@ def _optimise(xp, mod, g, order, prio, m2, resolution, threshold, max_arcs, nbat
     total = 0
     sweeps = 0
     while sweeps < max_sweeps:
-        sverts_h, bounds, batch_h = cl.sweep_schedule(bptr, verts, g.indptr_host, max_arcs, nbatch, sweeps)
+        sverts_h, bounds, batch_h = cl.sweep_schedule(
+            bptr, verts, g.indptr_host, max_arcs, nbatch, sweeps
+        )
         sweeps += 1
         sverts = xp.asarray(sverts_h)
         batch = xp.asarray(batch_h)
@@ -193,23 +245,61 @@ def _optimise(xp, mod, g, order, prio, m2, resolution, threshold, max_arcs, nbat
             count = np.int32(hi - lo)
             b = int(np.searchsorted(bptr, lo, side="right") - 1)
             vs = sverts[lo:hi]
-            common = (count, vs, g.indptr, g.indices, g.w, g.k, comm, a, size, prio_d, batch, active, res_over_m2)
+            common = (
+                count,
+                vs,
+                g.indptr,
+                g.indices,
+                g.w,
+                g.k,
+                comm,
+                a,
+                size,
+                prio_d,
+                batch,
+                active,
+                res_over_m2,
+            )
             if b in GROUP_KERNELS:
                 width, slots = GROUP_KERNELS[b]
                 per_block = BLOCK // width
-                group((math.ceil(int(count) / per_block),), (BLOCK,), common + (np.int32(width), np.int32(slots), newc),
-                      shared_mem=per_block * slots * 16)
+                group(
+                    (math.ceil(int(count) / per_block),),
+                    (BLOCK,),
+                    common + (np.int32(width), np.int32(slots), newc),
+                    shared_mem=per_block * slots * 16,
+                )
             elif b == len(GROUP_KERNELS):
-                block((int(count),), (BLOCK,), common + (np.int32(BLOCK_SLOTS), np.int32(0), dummy_i64, dummy_i32, dummy_f64, dummy_i32, newc),
-                      shared_mem=BLOCK_SLOTS * 16)
+                block(
+                    (int(count),),
+                    (BLOCK,),
+                    common
+                    + (
+                        np.int32(BLOCK_SLOTS),
+                        np.int32(0),
+                        dummy_i64,
+                        dummy_i32,
+                        dummy_f64,
+                        dummy_i32,
+                        newc,
+                    ),
+                    shared_mem=BLOCK_SLOTS * 16,
+                )
             else:
                 off_h = _pow2_tables(deg[sverts_h[lo:hi]])
                 tkey = xp.empty(int(off_h[-1]), xp.int32)
                 tval = xp.empty(int(off_h[-1]), xp.float64)
                 trep = xp.empty(int(off_h[-1]), xp.int32)
-                block((min(int(count), MAX_GRID),), (BLOCK,),
-                      common + (np.int32(0), np.int32(1), xp.asarray(off_h), tkey, tval, trep, newc))
-            commit(_grid(int(count)), (BLOCK,), (count, vs, newc, comm, g.k, a, size, g.indptr, g.indices, active, dirty, moved_d))
+                block(
+                    (min(int(count), MAX_GRID),),
+                    (BLOCK,),
+                    common + (np.int32(0), np.int32(1), xp.asarray(off_h), tkey, tval, trep, newc),
+                )
+            commit(
+                _grid(int(count)),
+                (BLOCK,),
+                (count, vs, newc, comm, g.k, a, size, g.indptr, g.indices, active, dirty, moved_d),
+            )
         moved = int(to_host(moved_d)[0])
         if moved == 0:
             break
@@ -266,21 +356,45 @@ def _aggregate(xp, mod, g, comm, newid, K):
         if comms_h.shape[0] == 0:
             continue
         count = np.int32(comms_h.shape[0])
-        args = (count, xp.asarray(comms_h), ptr, members, newid, comm, g.indptr, g.indices, g.w, g.loop)
+        args = (
+            count,
+            xp.asarray(comms_h),
+            ptr,
+            members,
+            newid,
+            comm,
+            g.indptr,
+            g.indices,
+            g.w,
+            g.loop,
+        )
         tail = (out_off, out_idx, out_w, ocount, loop2)
         grid = (min(int(count), MAX_GRID),)
         if slots:
-            merge(grid, (BLOCK,), args + (np.int32(slots), np.int32(0), dummy_i64, dummy_i32, dummy_f64) + tail, shared_mem=slots * 12)
+            merge(
+                grid,
+                (BLOCK,),
+                args + (np.int32(slots), np.int32(0), dummy_i64, dummy_i32, dummy_f64) + tail,
+                shared_mem=slots * 12,
+            )
         else:
             off_h = _pow2_tables(comdeg_h[comms_h])
             tkey = xp.empty(int(off_h[-1]), xp.int32)
             tval = xp.empty(int(off_h[-1]), xp.float64)
-            merge(grid, (BLOCK,), args + (np.int32(0), np.int32(1), xp.asarray(off_h), tkey, tval) + tail)
+            merge(
+                grid,
+                (BLOCK,),
+                args + (np.int32(0), np.int32(1), xp.asarray(off_h), tkey, tval) + tail,
+            )
     indptr2 = xp.zeros(K + 1, xp.int64)
     xp.cumsum(ocount, out=indptr2[1:])
     arcs2 = int(to_host(indptr2[-1:])[0])
     indices2 = xp.empty(arcs2, xp.int32)
     w2 = xp.empty(arcs2, xp.float64)
     k2 = xp.empty(K, xp.float64)
-    compact(_grid(K), (BLOCK,), (np.int32(K), out_off, ocount, out_idx, out_w, indptr2, loop2, indices2, w2, k2))
+    compact(
+        _grid(K),
+        (BLOCK,),
+        (np.int32(K), out_off, ocount, out_idx, out_w, indptr2, loop2, indices2, w2, k2),
+    )
     return _Level(xp, indptr2, indices2, w2, loop2, k2)

@@ -30,7 +30,15 @@ def _grid(count):
     return (max(1, min(MAX_GRID, math.ceil(count / BLOCK))),)
 
 
-def run(graph, algorithm, *, seed=0, select="weighted", backend="cupy", vertices_per_warp=VERTICES_PER_WARP):
+def run(
+    graph,
+    algorithm,
+    *,
+    seed=0,
+    select="weighted",
+    backend="cupy",
+    vertices_per_warp=VERTICES_PER_WARP,
+):
     """Mate array (int64 NumPy, -1 = unmatched) of ``graph`` (a host
     :class:`nx_gpumatch.Graph` or a :class:`~nx_gpumatch.gpu.graph.DeviceGraph`).
 
@@ -67,7 +75,9 @@ def suitor(dg, *, backend="cupy", vertices_per_warp=VERTICES_PER_WARP):
     warps = math.ceil(n / vpw)
     blocks = math.ceil(warps / (BLOCK // 32))
     mod.get_function("suitor_warp")(
-        (blocks,), (BLOCK,), (np.int32(n), dg.indptr, dg.indices, dg.arc_rank(), word, np.int32(vpw))
+        (blocks,),
+        (BLOCK,),
+        (np.int32(n), dg.indptr, dg.indices, dg.arc_rank(), word, np.int32(vpw)),
     )
     mod.get_function("suitor_mates")(_grid(n), (BLOCK,), (np.int32(n), word, mate))
     return mate
@@ -128,7 +138,20 @@ def red_blue(dg, seed, *, weighted=True, backend="cupy", max_rounds=1 << 20):
             choose(
                 grid,
                 (BLOCK,),
-                (nn, dg.indptr, dg.indices, arc_rank, mate, color, sigma, seed64, r, w, np.int32(side), alive),
+                (
+                    nn,
+                    dg.indptr,
+                    dg.indices,
+                    arc_rank,
+                    mate,
+                    color,
+                    sigma,
+                    seed64,
+                    r,
+                    w,
+                    np.int32(side),
+                    alive,
+                ),
             )
         if int(alive[0]) == 0:
             break

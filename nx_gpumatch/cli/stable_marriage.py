@@ -5,7 +5,7 @@ import sys
 import time
 
 
-def add_stable_marriage_command(subparsers):
+def add_command(subparsers):
     """Add the ``stable-marriage`` subcommand to an argparse subparsers object."""
     from nx_gpumatch.algorithms.stable_marriage import ALGORITHMS, KINDS
 
@@ -21,11 +21,26 @@ def add_stable_marriage_command(subparsers):
     p.add_argument("--kind", choices=KINDS, default="easy", help="instance family (default easy)")
     p.add_argument("-n", type=int, default=1_000_000, help="men and women (default 1,000,000)")
     p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
-    p.add_argument("--algorithm", "-a", choices=ALGORITHMS, default="mcvitie_wilson", help="default mcvitie_wilson")
-    p.add_argument("--device", choices=("auto", "cpu", "gpu"), default=None, help="engine (default: config, 'auto')")
-    p.add_argument("--sequential", action="store_true", help="CPU: the sequential algorithm instead of threads")
+    p.add_argument(
+        "--algorithm",
+        "-a",
+        choices=ALGORITHMS,
+        default="mcvitie_wilson",
+        help="default mcvitie_wilson",
+    )
+    p.add_argument(
+        "--device",
+        choices=("auto", "cpu", "gpu"),
+        default=None,
+        help="engine (default: config, 'auto')",
+    )
+    p.add_argument(
+        "--sequential", action="store_true", help="CPU: the sequential algorithm instead of threads"
+    )
     p.add_argument("--threads", type=int, default=None, help="Numba threads (default: all cores)")
-    p.add_argument("--repeat", type=int, default=3, help="timed solves; the median is reported (default 3)")
+    p.add_argument(
+        "--repeat", type=int, default=3, help="timed solves; the median is reported (default 3)"
+    )
     p.add_argument("--no-check", action="store_true", help="skip the stability check")
     p.set_defaults(func=run_stable_marriage)
     return p
@@ -49,7 +64,9 @@ def run_stable_marriage(args):
     t_prep = time.perf_counter() - t
     del men, women
     try:
-        engine = sm._choose_engine(prefs, args.algorithm, args.device, not args.sequential, args.threads)
+        engine = sm._choose_engine(
+            prefs, args.algorithm, args.device, not args.sequential, args.threads
+        )
     except (ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -59,14 +76,20 @@ def run_stable_marriage(args):
     times = []
     for _ in range(max(args.repeat, 1)):
         t = time.perf_counter()
-        mate, proposals = sm.solve(prefs, algorithm=args.algorithm, engine=engine, threads=args.threads)
+        mate, proposals = sm.solve(
+            prefs, algorithm=args.algorithm, engine=engine, threads=args.threads
+        )
         times.append(time.perf_counter() - t)
     t_solve = statistics.median(times)
     matched = int((mate >= 0).sum())
-    print(f"instance     {args.kind}, n={args.n:,}, seed {args.seed}: {entries:,} list entries per side (generated in {t_gen:.2f} s)")
+    print(
+        f"instance     {args.kind}, n={args.n:,}, seed {args.seed}: {entries:,} list entries per side (generated in {t_gen:.2f} s)"
+    )
     print(f"prepared     {prefs.num_entries:,} mutually ranked pairs packed in {t_prep:.2f} s")
     print(f"algorithm    {args.algorithm} on {engine}")
-    print(f"time         {t_solve:.4f} s (median of {len(times)}; first call {t_first:.3f} s incl. kernel load)")
+    print(
+        f"time         {t_solve:.4f} s (median of {len(times)}; first call {t_first:.3f} s incl. kernel load)"
+    )
     print(f"proposals    {proposals:,} = {proposals / max(t_solve, 1e-12):,.0f} proposals/s")
     print(f"matched      {matched:,} of {args.n:,} men ({100 * matched / max(args.n, 1):.2f}%)")
     if args.no_check:

@@ -6,9 +6,9 @@ import time
 ALGORITHMS = ("b_suitor", "local_dominant", "greedy")
 
 
-def add_b_matching_command(subparsers):
+def add_command(subparsers):
     """Add the "b-matching" subcommand to an argparse subparsers object."""
-    from nx_gpumatch.cli import add_graph_arguments
+    from nx_gpumatch.cli._common import add_graph_arguments
 
     p = subparsers.add_parser(
         "b-matching",
@@ -17,10 +17,20 @@ def add_b_matching_command(subparsers):
         "b-matching, the greedy one; b larger than a vertex's degree means no limit there.",
     )
     add_graph_arguments(p)
-    p.add_argument("--b", "-b", type=int, default=3, help="edges allowed at every vertex (default 3)")
-    p.add_argument("--algorithm", "-a", default="b_suitor", choices=ALGORITHMS, help="default b_suitor")
-    p.add_argument("--check", action="store_true", help="also run greedy and report whether the answers are equal")
-    p.add_argument("--output", "-o", help="write the matched edges (source,target,weight) to this CSV file")
+    p.add_argument(
+        "--b", "-b", type=int, default=3, help="edges allowed at every vertex (default 3)"
+    )
+    p.add_argument(
+        "--algorithm", "-a", default="b_suitor", choices=ALGORITHMS, help="default b_suitor"
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="also run greedy and report whether the answers are equal",
+    )
+    p.add_argument(
+        "--output", "-o", help="write the matched edges (source,target,weight) to this CSV file"
+    )
     p.set_defaults(func=run_b_matching)
     return p
 
@@ -30,7 +40,7 @@ def run_b_matching(args):
     from tqdm import tqdm
 
     from nx_gpumatch.algorithms.b_matching import b_matching_edges, b_matching_result, is_b_matching
-    from nx_gpumatch.cli import load_graph
+    from nx_gpumatch.cli._common import load_graph
     from nx_gpumatch.config import resolve_device
 
     if args.b < 0:
@@ -61,7 +71,11 @@ def run_b_matching(args):
         same = None
         if args.check:
             bar.set_description("greedy (reference)")
-            same = bool(np.array_equal(edges, b_matching_edges(g, b, "greedy", device="cpu", threads=args.threads)))
+            same = bool(
+                np.array_equal(
+                    edges, b_matching_edges(g, b, "greedy", device="cpu", threads=args.threads)
+                )
+            )
             bar.update()
         if args.output:
             bar.set_description(f"writing {args.output}")
@@ -77,11 +91,22 @@ def run_b_matching(args):
             ).to_csv(args.output, index=False)
             bar.update()
     src = args.input or f"generated {args.generate} (seed {args.seed})"
-    full = int(np.count_nonzero(np.bincount(np.r_[g.edge_src[edges], g.edge_dst[edges]], minlength=g.num_nodes) == args.b))
-    print(f"graph        {src}: {g.num_nodes:,} vertices, {g.num_edges:,} edges (built in {t_load:.3f} s)")
+    full = int(
+        np.count_nonzero(
+            np.bincount(np.r_[g.edge_src[edges], g.edge_dst[edges]], minlength=g.num_nodes)
+            == args.b
+        )
+    )
+    print(
+        f"graph        {src}: {g.num_nodes:,} vertices, {g.num_edges:,} edges (built in {t_load:.3f} s)"
+    )
     print(f"algorithm    {args.algorithm} on {engine}, b = {args.b} (½-approximate)")
-    print(f"b-matching   {edges.size:,} edges, weight {weight:.6g}, valid: {valid}; {full:,} vertices full")
-    print(f"time         {t_run:.4f} s (first call {t_first:.3f} s incl. kernel load and edge ranking)")
+    print(
+        f"b-matching   {edges.size:,} edges, weight {weight:.6g}, valid: {valid}; {full:,} vertices full"
+    )
+    print(
+        f"time         {t_run:.4f} s (first call {t_first:.3f} s incl. kernel load and edge ranking)"
+    )
     if same is not None:
         print(f"check        equal to greedy: {same}")
     if args.output:

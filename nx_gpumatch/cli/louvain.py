@@ -5,9 +5,9 @@ import sys
 import time
 
 
-def add_louvain_command(subparsers):
+def add_command(subparsers):
     """Add the ``louvain`` subcommand to an argparse subparsers object."""
-    from nx_gpumatch.cli import add_graph_arguments
+    from nx_gpumatch.cli._common import add_graph_arguments
 
     p = subparsers.add_parser(
         "louvain",
@@ -19,14 +19,41 @@ def add_louvain_command(subparsers):
     )
     add_graph_arguments(p, n=100_000, m=800_000)
     a = p.add_argument_group("Louvain")
-    a.add_argument("--resolution", type=float, default=1.0, help="modularity resolution (default 1)")
-    a.add_argument("--threshold", type=float, default=1e-7, help="stop when a level gains at most this (default 1e-7)")
+    a.add_argument(
+        "--resolution", type=float, default=1.0, help="modularity resolution (default 1)"
+    )
+    a.add_argument(
+        "--threshold",
+        type=float,
+        default=1e-7,
+        help="stop when a level gains at most this (default 1e-7)",
+    )
     a.add_argument("--max-level", type=int, default=None, help="at most this many levels")
-    a.add_argument("--coarse-threshold", type=float, default=None, help="sweep threshold of large levels (default: config, 1e-2)")
-    a.add_argument("--fine-below", type=int, default=None, help="levels with fewer vertices use --threshold (default: config, 100000)")
+    a.add_argument(
+        "--coarse-threshold",
+        type=float,
+        default=None,
+        help="sweep threshold of large levels (default: config, 1e-2)",
+    )
+    a.add_argument(
+        "--fine-below",
+        type=int,
+        default=None,
+        help="levels with fewer vertices use --threshold (default: config, 100000)",
+    )
     a.add_argument("--unweighted", action="store_true", help="ignore weights (weight=None)")
-    a.add_argument("--order-seed", type=int, default=None, help="shuffle the vertex order with this seed (default: graph order)")
-    a.add_argument("--compare-max-edges", type=int, default=20_000, help="run networkx's Louvain too up to this many edges")
+    a.add_argument(
+        "--order-seed",
+        type=int,
+        default=None,
+        help="shuffle the vertex order with this seed (default: graph order)",
+    )
+    a.add_argument(
+        "--compare-max-edges",
+        type=int,
+        default=20_000,
+        help="run networkx's Louvain too up to this many edges",
+    )
     a.add_argument("--output", "-o", help="write vertex,community to this CSV file")
     p.set_defaults(func=run_louvain)
     return p
@@ -37,7 +64,7 @@ def run_louvain(args):
     from tqdm import tqdm
 
     from nx_gpumatch.algorithms import louvain as lv
-    from nx_gpumatch.cli import load_graph
+    from nx_gpumatch.cli._common import load_graph
     from nx_gpumatch.config import get_config, resolve_device
 
     if args.max_level is not None and args.max_level <= 0:
@@ -63,8 +90,14 @@ def run_louvain(args):
         rows = []
         labels = None
         for labels, info in lv.levels(
-            g, weighted=weighted, resolution=args.resolution, threshold=args.threshold, seed=args.order_seed,
-            device=args.device, threads=args.threads, progress=False if args.no_progress else None,
+            g,
+            weighted=weighted,
+            resolution=args.resolution,
+            threshold=args.threshold,
+            seed=args.order_seed,
+            device=args.device,
+            threads=args.threads,
+            progress=False if args.no_progress else None,
         ):
             rows.append((info, time.perf_counter() - t0))
             if args.max_level is not None and info["level"] >= args.max_level:
@@ -74,15 +107,23 @@ def run_louvain(args):
         print(f"error: {exc}", file=sys.stderr)
         return 2
     src = args.input or f"generated {args.generate} (seed {args.seed})"
-    print(f"graph        {src}: {g.num_nodes:,} vertices, {g.num_edges:,} edges (built in {t_load:.3f} s)")
-    print(f"engine       {engine}; resolution {args.resolution}, threshold {args.threshold:g}, "
-          f"coarse threshold {cfg.louvain_coarse_threshold:g} on levels of >= {cfg.louvain_fine_below:,} vertices")
+    print(
+        f"graph        {src}: {g.num_nodes:,} vertices, {g.num_edges:,} edges (built in {t_load:.3f} s)"
+    )
+    print(
+        f"engine       {engine}; resolution {args.resolution}, threshold {args.threshold:g}, "
+        f"coarse threshold {cfg.louvain_coarse_threshold:g} on levels of >= {cfg.louvain_fine_below:,} vertices"
+    )
     print("level  vertices       edges  sweeps     moves  modularity   time (s)")
     for info, t in rows:
-        print(f"{info['level']:>5} {info['vertices']:>9,} {info['edges']:>11,} {info['sweeps']:>7} {info['moves']:>9,}  {info['modularity']:10.6f} {t:10.3f}")
+        print(
+            f"{info['level']:>5} {info['vertices']:>9,} {info['edges']:>11,} {info['sweeps']:>7} {info['moves']:>9,}  {info['modularity']:10.6f} {t:10.3f}"
+        )
     k = int(labels.max()) + 1 if labels is not None and labels.shape[0] else 0
     q = rows[-1][0]["modularity"] if rows else 0.0
-    print(f"result       {k:,} communities, modularity {q:.6f}, {t_run:.3f} s (first call includes loading the kernels)")
+    print(
+        f"result       {k:,} communities, modularity {q:.6f}, {t_run:.3f} s (first call includes loading the kernels)"
+    )
     if g.num_edges <= args.compare_max_edges:
         import numpy as np
 
@@ -90,20 +131,34 @@ def run_louvain(args):
         weight = (g.weight_attr or "weight") if weighted else None
         labels_list = g.labels()
         G.add_weighted_edges_from(
-            ((labels_list[v], labels_list[v], float(g.loop_weight[v])) for v in np.flatnonzero(g.loop_weight).tolist()),
+            (
+                (labels_list[v], labels_list[v], float(g.loop_weight[v]))
+                for v in np.flatnonzero(g.loop_weight).tolist()
+            ),
             weight=g.weight_attr or "weight",
         )
         t0 = time.perf_counter()
-        ref = nx.community.louvain_communities(G, weight=weight, resolution=args.resolution, threshold=args.threshold,
-                                               max_level=args.max_level, seed=args.seed, backend="networkx")
+        ref = nx.community.louvain_communities(
+            G,
+            weight=weight,
+            resolution=args.resolution,
+            threshold=args.threshold,
+            max_level=args.max_level,
+            seed=args.seed,
+            backend="networkx",
+        )
         t_nx = time.perf_counter() - t0
         q_nx = nx.community.modularity(G, ref, weight=weight, resolution=args.resolution)
         ours = lv._communities(g, labels)
         q_ours = nx.community.modularity(G, ours, weight=weight, resolution=args.resolution)
-        print(f"networkx     {len(ref):,} communities, modularity {q_nx:.6f} in {t_nx:.3f} s; ours by networkx: {q_ours:.6f} "
-              f"(ratio {q_ours / q_nx if q_nx else 1.0:.4f})")
+        print(
+            f"networkx     {len(ref):,} communities, modularity {q_nx:.6f} in {t_nx:.3f} s; ours by networkx: {q_ours:.6f} "
+            f"(ratio {q_ours / q_nx if q_nx else 1.0:.4f})"
+        )
     else:
-        print(f"networkx     comparison skipped: {g.num_edges:,} edges > --compare-max-edges {args.compare_max_edges:,}")
+        print(
+            f"networkx     comparison skipped: {g.num_edges:,} edges > --compare-max-edges {args.compare_max_edges:,}"
+        )
     if args.output:
         import pandas as pd
 

@@ -1,0 +1,65 @@
+"""The backend's settings class, ``nx.config.backends.gpumatch``.
+
+It lives here, outside ``nx_gpumatch``, because networkx builds the default
+config while it imports itself (through :func:`_nx_gpumatch.get_info`); this
+module imports only networkx's config base class.
+"""
+
+import math
+
+from networkx.utils.configs import Config
+
+_DEVICES = ("auto", "cpu", "gpu")
+
+
+class GpumatchConfig(Config):
+    """Settings of the gpumatch backend.
+
+    Parameters
+    ----------
+    device : {"auto", "cpu", "gpu"}
+        Engine used when a call does not name one. "auto" takes the GPU only
+        when CuPy sees a device and the graph has at least ``gpu_min_edges`` edges.
+    threads : int or None
+        Numba threads for CPU kernels; None uses Numba's default (all cores).
+    gpu_min_edges : int
+        Smallest graph (undirected edges) that "auto" sends to the GPU.
+    louvain_coarse_threshold : float
+        Louvain: a level whose graph has at least ``louvain_fine_below``
+        vertices stops its sweeps once one gains at most this much modularity
+        (seed 000's coarse threshold); smaller levels use the call's
+        ``threshold``.
+    louvain_fine_below : int
+        Louvain: levels with fewer vertices use the fine threshold.
+    """
+
+    device: str = "auto"
+    threads: int | None = None
+    gpu_min_edges: int = 200_000
+    louvain_coarse_threshold: float = 1e-2
+    louvain_fine_below: int = 100_000
+
+    def _on_setattr(self, key, value):
+        if key == "device" and value not in _DEVICES:
+            raise ValueError(f"device must be one of {_DEVICES}, got {value!r}")
+        if key == "threads" and value is not None:
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"threads must be a positive int or None, got {value!r}")
+        if key == "gpu_min_edges":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"gpu_min_edges must be a non-negative int, got {value!r}")
+        if key == "louvain_coarse_threshold":
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise ValueError(
+                    f"louvain_coarse_threshold must be a finite number >= 0, got {value!r}"
+                )
+            value = float(value)
+        if key == "louvain_fine_below":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"louvain_fine_below must be a non-negative int, got {value!r}")
+        return value

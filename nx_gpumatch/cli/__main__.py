@@ -1,0 +1,5 @@
+import sys
+
+from nx_gpumatch.cli import main
+
+sys.exit(main())
