@@ -5,6 +5,10 @@ Importing this module is cheap: Numba kernels load on first use and CuPy only
 when a GPU path is taken.
 """
 
+# networkx must finish importing before the settings class is defined: at the
+# end of its import it calls _nx_gpumatch.get_info, which builds the default config.
+import networkx  # noqa: F401, I001
+
 from nx_gpumatch.algorithms.b_matching import b_matching, b_matching_weight, is_b_matching
 from nx_gpumatch.algorithms.louvain import louvain_communities, louvain_partitions
 from nx_gpumatch.algorithms.matching import (
