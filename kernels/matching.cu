@@ -1,53 +1,55 @@
 // ½-approximate weighted matching on the GPU: Suitor, local max, red-blue.
 //
-// Kernels read the graph through arc_rank, the rank of each arc's edge in the
-// package's edge order (0 = best, NO_RANK = never usable). Ranks are unique per
-// edge, so no two offers ever tie and every engine returns the same matching
-// (see nx_gpumatch/cpu/matching.py, read side by side with this file).
+// Kernels read the graph through ranks in the package's edge order (0 = best,
+// NO_RANK = never usable). Ranks are unique per edge, so no two offers ever
+// tie and every engine returns the same matching (see
+// nx_gpumatch/cpu/matching.py, read side by side with this file).
 // Results are mate arrays: mate[v] = partner, -1 = unmatched.
+//
+// Suitor and local max read the rows sorted best-first (sptr, snbr, srank:
+// usable edges only) and keep a pointer per vertex past the edges that can
+// never serve it again, so a vertex reads each entry of its row a bounded
+// number of times over the whole run, however often it is displaced.
+//
+// Every kernel with a `work` argument adds the row entries it read there (a
+// null pointer: nobody counts); the tests bound the work of whole runs with it.
+//
+// Defines from nx_gpumatch/gpu/matching.py: BLOCK_SIZE (threads per block of
+// suitor_warp), MAX_VPW (vertices per warp at most).
 
-#define NO_RANK 0x7FFFFFFF
-#define FULL_MASK 0xFFFFFFFFu
-// Suitor word of a vertex: (rank of the edge to its suitor) << 32 | suitor id.
-// Smaller is a better offer; an empty slot holds the largest word.
-#define EMPTY_WORD 0x7FFFFFFFFFFFFFFFull
-#define LOW_MASK 0xFFFFFFFFull
-#define NO_KEY 0xFFFFFFFFFFFFFFFFull
-#define MAX_VPW 32
-#define MAX_WARPS_PER_BLOCK 32
+#include "common.cuh"
 
-// Words are changed by other warps while this one reads them; volatile keeps
-// each read a real load (a stale value is still safe: words only decrease).
-__device__ __forceinline__ unsigned long long load_word(const unsigned long long* word, int v)
-{
-    return *(const volatile unsigned long long*)(word + v);
-}
-
-__device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v)
-{
-    for (int off = 16; off > 0; off >>= 1) {
-        const unsigned long long o = __shfl_xor_sync(FULL_MASK, v, off);
-        v = o < v ? o : v;
-    }
-    return v;
-}
+#if !defined(BLOCK_SIZE) || !defined(MAX_VPW)
+#error "compile with -DBLOCK_SIZE=... -DMAX_VPW=... (see nx_gpumatch/gpu/matching.py)"
+#endif
+#if BLOCK_SIZE % 32 != 0 || MAX_VPW > 32
+#error "BLOCK_SIZE must be whole warps and MAX_VPW at most one vertex per lane"
+#endif
 
 // ------------------------------------------------------------------ Suitor
-// GPU-Suitor, NoSync variant (seed 000, paper I). Each warp owns a chunk of
-// `vpw` vertices kept in its slice of shared memory. Per iteration:
-//  1. for each queued vertex in turn, the 32 lanes scan its neighbourhood
-//     together and a butterfly reduction picks the best neighbour whose
-//     current suitor it beats; lane k keeps the candidate of queue entry k;
+// GPU-Suitor, NoSync variant (Naim et al., "Optimizing approximate weighted
+// matching on Nvidia Kepler K40", HiPC 2015). Each warp owns a chunk of `vpw`
+// vertices kept in its slice of shared memory. Per iteration:
+//  1. for each queued vertex in turn, the 32 lanes read the next 32 entries of
+//     its sorted row from head[v] on; the first one whose current suitor it
+//     beats is its candidate (a ballot), and head[v] moves past it: the entries
+//     before it are beaten for good (suitor words only decrease), and the
+//     candidate itself is either won or lost for good too. Lane k keeps the
+//     candidate of queue entry k;
 //  2. lane k offers its vertex to its candidate with a CAS on the packed
 //     (rank, suitor) word;
 //  3. vertices that must go again (beaten by a better offer, or displaced by
 //     this one) are compacted into the queue with a ballot prefix sum.
 // Each queued vertex yields at most one vertex for the next round, so the
-// queue never outgrows the chunk. Warps never wait for each other.
-extern "C" __global__ void suitor_warp(int n, const long long* __restrict__ indptr, const int* __restrict__ indices,
-                                       const int* __restrict__ arc_rank, unsigned long long* word, int vpw)
+// queue never outgrows the chunk. Warps never wait for each other. A vertex is
+// in at most one queue at a time, so head[v] has one writer at a time; the
+// fence before each offer makes head[v] visible to the warp that displaces v.
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+    suitor_warp(int n, const long long* __restrict__ sptr, const int* __restrict__ snbr,
+                const int* __restrict__ srank, long long* head, unsigned long long* word, int vpw,
+                unsigned long long* work)
 {
-    __shared__ int queue[MAX_WARPS_PER_BLOCK * MAX_VPW];
+    __shared__ int queue[(BLOCK_SIZE / 32) * MAX_VPW];
     const int lane = threadIdx.x & 31;
     int* q = queue + (threadIdx.x >> 5) * MAX_VPW;
     const long long first = ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * vpw;
@@ -56,33 +58,51 @@ extern "C" __global__ void suitor_warp(int n, const long long* __restrict__ indp
     if (lane < count) q[lane] = (int)(first + lane);
     __syncwarp();
 
+    long long read = 0;  // row entries this lane read
     while (count > 0) {
         int my_v = -1;
         unsigned long long my_best = NO_KEY;
+        long long my_head = 0;
         for (int k = 0; k < count; ++k) {
             const int v = q[k];
-            const long long end = indptr[v + 1];
+            const long long end = sptr[v + 1];
+            long long h = load_i64(head + v);
             unsigned long long best = NO_KEY;
-            for (long long p = indptr[v] + lane; p < end; p += 32) {
-                const int r = arc_rank[p];
-                if (r == NO_RANK) continue;
-                const int x = indices[p];
-                const unsigned long long key = ((unsigned long long)r << 32) | (unsigned)x;
-                if (key < best && ((unsigned long long)r << 32) < (load_word(word, x) & ~LOW_MASK)) best = key;
+            while (h < end) {  // h and end are the same in every lane
+                const long long p = h + lane;
+                unsigned long long key = NO_KEY;
+                if (p < end) {
+                    ++read;
+                    const int x = snbr[p];
+                    const unsigned long long r = (unsigned long long)srank[p] << 32;
+                    if (r < (load_u64(word + x) & ~LOW_MASK)) key = r | (unsigned)x;
+                }
+                const unsigned hit = __ballot_sync(FULL_MASK, key != NO_KEY);
+                if (hit) {
+                    const int j = __ffs(hit) - 1;
+                    best = __shfl_sync(FULL_MASK, key, j);
+                    h += j + 1;
+                    break;
+                }
+                h += 32;
             }
-            best = warp_min_u64(best);
             if (lane == k) {
                 my_v = v;
                 my_best = best;
+                my_head = h < end ? h : end;
             }
         }
         __syncwarp();  // every lane has read the queue before it is rewritten
 
         int next = -1;
+        if (my_v >= 0) {
+            *(volatile long long*)(head + my_v) = my_head;
+            __threadfence();  // head before the offer that may let another warp displace my_v
+        }
         if (my_best != NO_KEY) {
             const int x = (int)(my_best & LOW_MASK);
             const unsigned long long offer = (my_best & ~LOW_MASK) | (unsigned)my_v;
-            unsigned long long seen = load_word(word, x);
+            unsigned long long seen = load_u64(word + x);
             while (seen > offer) {
                 const unsigned long long got = atomicCAS(word + x, seen, offer);
                 if (got == seen) break;
@@ -92,19 +112,23 @@ extern "C" __global__ void suitor_warp(int n, const long long* __restrict__ indp
                 next = my_v;  // someone better got there first: look again
             else if (seen != EMPTY_WORD)
                 next = (int)(seen & LOW_MASK);  // the vertex this offer displaced
+            if (next >= 0) __threadfence();  // pairs with the displaced vertex's fence
         }
         const unsigned has = __ballot_sync(FULL_MASK, next >= 0);
         if (next >= 0) q[__popc(has & ((1u << lane) - 1u))] = next;
         count = __popc(has);
         __syncwarp();  // the new queue is visible to every lane
     }
+    read = warp_sum_i64(read);
+    if (lane == 0) count_work(work, read);
 }
 
 // mate[v] from the final suitor words: v and s are matched when each is the
 // other's suitor (checked both ways, so the result is always a matching).
 extern "C" __global__ void suitor_mates(int n, const unsigned long long* __restrict__ word, long long* mate)
 {
-    for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n; v += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE(v, n)
+    {
         const unsigned long long w = word[v];
         long long m = -1;
         if (w != EMPTY_WORD) {
@@ -117,46 +141,105 @@ extern "C" __global__ void suitor_mates(int n, const unsigned long long* __restr
 }
 
 // --------------------------------------------------------------- local max
-// Locally-dominant matching in rounds (seed 000 GPU-LD, seed 003), one thread
-// per active vertex. Rows of (sptr, snbr) list usable neighbours best-first,
-// so a vertex's best free neighbour is found by moving head past matched ones.
-
-// Phase 1: every active vertex points at its best unmatched neighbour. mate is
-// only read here (phase 2 is a separate launch).
-extern "C" __global__ void ld_candidates(int k, const int* __restrict__ active, const long long* __restrict__ sptr,
-                                         const int* __restrict__ snbr, long long* head, const long long* __restrict__ mate,
-                                         int* cand)
+// Locally-dominant matching (Preis; on GPUs Naim et al. and Birn, Osipov,
+// Sanders, Schulz and Sitchinava, "Efficient parallel and external matching",
+// Euro-Par 2013) in rounds over a worklist, so a round costs what changed in
+// it, not n. Invariant between rounds: every unmatched vertex outside the
+// worklist has cand[v] = its best unmatched neighbour (or -1 for none).
+//   ld_candidates: worklist vertices move head past matched neighbours;
+//   ld_match: mutual candidates marry (one thread writes each pair) and go
+//             to the list of vertices matched this round;
+//   ld_push: a vertex x that pointed at a newly matched vertex is queued for
+//            the next round (once, by a stamp).
+// Rounds alternate between two worklists, wl + p * n of size sizes[p]
+// (p = round & 1). A round with an empty worklist does nothing, so the host
+// enqueues many rounds per synchronisation and stops when a worklist is empty.
+// A chain where each edge waits for the previous one (a path of equal
+// weights) still needs a round per edge, but each such round is O(1) work.
+extern "C" __global__ void ld_candidates(int n, int p, const int* __restrict__ wl, long long* sizes,
+                                         const long long* __restrict__ sptr, const int* __restrict__ snbr,
+                                         long long* head, const long long* __restrict__ mate, int* cand,
+                                         long long* rounds, unsigned long long* work)
 {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < k; i += (long long)gridDim.x * blockDim.x) {
-        const int u = active[i];
+    const long long size = sizes[p];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        sizes[p ^ 1] = 0;  // the next worklist: filled by this round's ld_push
+        sizes[2] = 0;      // vertices matched in this round
+        if (size > 0) ++rounds[0];
+    }
+    const int* w = wl + (long long)p * n;
+    long long read = 0;
+    GRID_STRIDE(i, size)
+    {
+        const int u = w[i];
+        if (mate[u] >= 0) continue;
         long long h = head[u];
         const long long end = sptr[u + 1];
         while (h < end && mate[snbr[h]] >= 0) ++h;
+        read += h - head[u] + 1;
         head[u] = h;
         cand[u] = h < end ? snbr[h] : -1;
     }
+    count_work(work, read);
 }
 
-// Phase 2: mutual pointers are locally dominant edges. Each pair is written by
-// its smaller end only, so no two threads write the same entry.
-extern "C" __global__ void ld_match(int k, const int* __restrict__ active, const int* __restrict__ cand, long long* mate)
+// stamp[v] == round: v is in this round's worklist.
+extern "C" __global__ void ld_match(int n, int p, long long round, const int* __restrict__ wl,
+                                    long long* sizes, const int* __restrict__ cand,
+                                    const long long* __restrict__ stamp, long long* mate, int* matched)
 {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < k; i += (long long)gridDim.x * blockDim.x) {
-        const int u = active[i];
+    const int* w = wl + (long long)p * n;
+    GRID_STRIDE(i, sizes[p])
+    {
+        const int u = w[i];
         const int c = cand[u];
-        if (c > u && cand[c] == u) {
-            mate[u] = c;
-            mate[c] = u;
-        }
+        if (c < 0 || mate[u] >= 0 || cand[c] != u) continue;
+        if (c < u && stamp[c] == round) continue;  // c is in the worklist too and writes the pair
+        mate[u] = c;
+        mate[c] = u;
+        const long long at = (long long)atomicAdd((unsigned long long*)(sizes + 2), 2ull);
+        matched[at] = u;
+        matched[at + 1] = c;
     }
 }
 
+extern "C" __global__ void ld_push(int n, int p, long long round, int* wl, long long* sizes,
+                                   const long long* __restrict__ sptr, const int* __restrict__ snbr,
+                                   const long long* __restrict__ mate, const int* __restrict__ cand,
+                                   long long* stamp, const int* __restrict__ matched, unsigned long long* work)
+{
+    int* out = wl + (long long)(p ^ 1) * n;
+    long long read = 0;
+    GRID_STRIDE(i, sizes[2])
+    {
+        const int a = matched[i];
+        for (long long j = sptr[a]; j < sptr[a + 1]; ++j) {
+            const int x = snbr[j];
+            if (mate[x] >= 0 || cand[x] != a) continue;
+            if (atomicExch((unsigned long long*)(stamp + x), (unsigned long long)(round + 1)) ==
+                (unsigned long long)(round + 1))
+                continue;  // already queued by another matched neighbour
+            out[atomicAdd((unsigned long long*)(sizes + (p ^ 1)), 1ull)] = x;
+        }
+        read += sptr[a + 1] - sptr[a];
+    }
+    count_work(work, read);
+}
+
 // ---------------------------------------------------------------- red-blue
-// Randomized proposals (seed 001): each round colours the unfinished vertices
-// blue with probability P_BLUE (a hash of (seed, round, vertex) instead of the
-// seed's MD5), blue vertices propose to a red neighbour, each red accepts one
-// proposer, and accepted pairs marry. Same hash and rules as the CPU engine,
-// so the same seed gives the same matching.
+// Randomized proposals (Fagginger Auer and Bisseling, "A GPU algorithm for
+// greedy graph matching", Facing the Multicore Challenge II, 2012): each round
+// colours the unfinished vertices blue with probability P_BLUE (a hash of
+// (seed, round, vertex) instead of their MD5), blue vertices propose to a red
+// neighbour, each red accepts one proposer, and accepted pairs marry. Same
+// hash and rules as the CPU engine, so the same seed gives the same matching.
+//
+// Each vertex keeps its live arcs (usable, other end unmatched) at the front
+// of its own copy of its row (lnbr, lrank up to live_end[v]), in row order, so
+// a round reads only live arcs and ties fall as in the CPU engine's full scan.
+// Rounds stop on the device: rb_check sets *stop after a round in which no
+// vertex had a live arc, and every kernel returns at once after that, so the
+// host enqueues many rounds per synchronisation.
 #define RB_BLUE 0
 #define RB_RED 1
 #define RB_DONE 2
@@ -175,9 +258,11 @@ __device__ __forceinline__ unsigned long long rb_hash3(unsigned long long seed, 
 }
 
 extern "C" __global__ void rb_color(int n, unsigned long long seed, long long rnd, unsigned long long threshold,
-                                    signed char* color, int* sigma)
+                                    signed char* color, int* sigma, const int* __restrict__ stop)
 {
-    for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n; v += (long long)gridDim.x * blockDim.x) {
+    if (*stop) return;
+    GRID_STRIDE(v, n)
+    {
         if (color[v] != RB_DONE)
             color[v] = rb_hash3(seed, (unsigned long long)rnd, (unsigned long long)v) < threshold ? RB_BLUE : RB_RED;
         sigma[v] = -1;
@@ -186,27 +271,34 @@ extern "C" __global__ void rb_color(int n, unsigned long long seed, long long rn
 
 // side = RB_BLUE: blue vertices choose a red neighbour; side = RB_RED: red
 // vertices choose among the blue neighbours that chose them. A vertex with no
-// unmatched usable neighbour at all is done for good; the others count as
-// alive. Within one launch a vertex only changes its own colour from `side`
-// to DONE, which no thread of the same launch tests for.
-extern "C" __global__ void rb_choose(int n, const long long* __restrict__ indptr, const int* __restrict__ indices,
-                                     const int* __restrict__ arc_rank, const long long* __restrict__ mate,
-                                     signed char* color, int* sigma, unsigned long long seed, long long rnd,
-                                     int weighted, int side, unsigned long long* alive)
+// live arc left is done for good; the others count as alive. Within one
+// launch a vertex only changes its own colour (from `side` to DONE, which no
+// thread of the same launch tests for) and its own row copy.
+extern "C" __global__ void rb_choose(int n, const long long* __restrict__ indptr, int* lnbr, int* lrank,
+                                     long long* live_end, const long long* __restrict__ mate, signed char* color,
+                                     int* sigma, unsigned long long seed, long long rnd, int weighted, int side,
+                                     unsigned long long* alive, const int* __restrict__ stop,
+                                     unsigned long long* work)
 {
+    if (*stop) return;
     const int other = side == RB_BLUE ? RB_RED : RB_BLUE;
     unsigned long long my_alive = 0;
-    for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n; v += (long long)gridDim.x * blockDim.x) {
+    long long read = 0;
+    GRID_STRIDE(v, n)
+    {
         if (color[v] != side) continue;
         int best = -1;
         unsigned long long key = NO_KEY;
-        bool usable = false;
-        for (long long p = indptr[v]; p < indptr[v + 1]; ++p) {
-            const int r = arc_rank[p];
-            if (r == NO_RANK) continue;
-            const int w = indices[p];
-            if (mate[w] >= 0) continue;
-            usable = true;
+        const long long end = live_end[v];
+        long long keep = indptr[v];
+        read += end - keep;
+        for (long long p = indptr[v]; p < end; ++p) {
+            const int r = lrank[p];
+            const int w = lnbr[p];
+            if (r == NO_RANK || mate[w] >= 0) continue;  // dead for good: dropped
+            lnbr[keep] = w;
+            lrank[keep] = r;
+            ++keep;
             if (color[w] != other) continue;
             if (side == RB_RED && sigma[w] != v) continue;
             // the pair is always hashed as (blue, red)
@@ -218,20 +310,35 @@ extern "C" __global__ void rb_choose(int n, const long long* __restrict__ indptr
                 best = w;
             }
         }
+        live_end[v] = keep;
         sigma[v] = best;
-        if (usable)
+        if (keep > indptr[v])
             ++my_alive;
         else
             color[v] = RB_DONE;
     }
     if (my_alive) atomicAdd(alive, my_alive);
+    count_work(work, read);
+}
+
+// One thread: after the two choose launches of round rnd, stop if nobody was
+// alive, else count the round; then clear the alive counter for the next.
+extern "C" __global__ void rb_check(long long rnd, unsigned long long* alive, int* stop, long long* rounds)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0 || *stop) return;
+    rounds[0] = rnd + 1;
+    if (*alive == 0) *stop = 1;
+    *alive = 0;
 }
 
 // A blue vertex whose chosen red answered it marries it; each red answers one
 // blue, so every write has a single writer.
-extern "C" __global__ void rb_marry(int n, signed char* color, const int* __restrict__ sigma, long long* mate)
+extern "C" __global__ void rb_marry(int n, signed char* color, const int* __restrict__ sigma, long long* mate,
+                                    const int* __restrict__ stop)
 {
-    for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n; v += (long long)gridDim.x * blockDim.x) {
+    if (*stop) return;
+    GRID_STRIDE(v, n)
+    {
         if (color[v] != RB_BLUE) continue;
         const int w = sigma[v];
         if (w >= 0 && sigma[w] == v) {

@@ -282,3 +282,102 @@ def test_suitor_and_local_max_random_ties(n, density, levels, vpw, seed):
     with options(chaos=128, slots=2, seed=seed, timeout=30):
         _assert_same(gm.run(g, "suitor", backend="emulate", vertices_per_warp=vpw), want, "suitor")
         _assert_same(gm.run(g, "local_max", backend="emulate"), want, "local max")
+
+
+# --------------------------------------------------------------- part 3
+# Work and rounds. Suitor and local max read sorted rows through a pointer per
+# vertex, so whole runs read O(n + m) row entries however often vertices are
+# displaced; local max and red-blue enqueue many rounds per host wait.
+def _unit_path(n):
+    src = np.arange(n - 1)
+    return Graph.from_arrays(src, src + 1, None)
+
+
+def _unit_star(leaves):
+    return Graph.from_arrays(np.zeros(leaves, np.int64), np.arange(1, leaves + 1), None)
+
+
+def _unit_grid(rows, cols):
+    ids = np.arange(rows * cols).reshape(rows, cols)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    return Graph.from_arrays(src, dst, None)
+
+
+def _displaced_hub(d=300):
+    """Hub 0 prefers leaf d, then d-1, ...; leaf i's own partner (id 2d + 1 - i,
+    so the partners of the hub's favourites come first) outbids the hub. Run in
+    id order, the hub is displaced d times: re-reading its row each time would
+    cost d**2 entries."""
+    leaves = np.arange(1, d + 1)
+    partners = 2 * d + 1 - leaves
+    src = np.concatenate([np.zeros(d, np.int64), leaves])
+    dst = np.concatenate([leaves, partners])
+    w = np.concatenate([1.0 + leaves / d, np.full(d, 10.0)])
+    return Graph.from_arrays(src, dst, w)
+
+
+SHAPES = {
+    "path": lambda: _unit_path(400),
+    "star": lambda: _unit_star(500),
+    "grid": lambda: _unit_grid(20, 20),
+    "displaced-hub": _displaced_hub,
+    "random": lambda: gen.random_graph(400, 2400, seed=3, weights=None),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(SHAPES))
+def shape(request):
+    g = SHAPES[request.param]()
+    return request.param, g, mate_array(g, "greedy", device="cpu")
+
+
+def _syncs_bound(rounds):
+    # batches of 1, 2, 4, ..., ROUNDS_PER_SYNC rounds, plus one that finds nothing
+    steps = int(np.log2(gm.ROUNDS_PER_SYNC))
+    return steps + 2 + max(0, rounds - (2**steps - 1)) // gm.ROUNDS_PER_SYNC + 1
+
+
+def test_suitor_work_is_linear(shape):
+    name, g, want = shape
+    stats = {}
+    _assert_same(gm.run(g, "suitor", backend="emulate", stats=stats), want, "suitor")
+    n, arcs = g.num_nodes, 2 * g.num_edges
+    print(f"suitor {name}: n={n} arcs={arcs} entries read={stats['work']}")
+    # each attempt moves a pointer past >= 1 entry and reads one 32-entry window
+    assert stats["work"] <= 32 * (n + arcs)
+    if name == "displaced-hub":
+        assert stats["work"] < (g.num_nodes // 2) ** 2 // 4
+
+
+def test_local_max_rounds_and_work(shape):
+    name, g, want = shape
+    stats = {}
+    _assert_same(gm.run(g, "local_max", backend="emulate", stats=stats), want, "local max")
+    n, m = g.num_nodes, g.num_edges
+    print(
+        f"local_max {name}: n={n} m={m} rounds={stats['rounds']} host waits={stats['host_syncs']} "
+        f"entries read={stats['work']}"
+    )
+    # worklist entries: n + one per pointer step; plus one row read per matched vertex
+    assert stats["work"] <= n + 6 * m
+    assert stats["host_syncs"] <= _syncs_bound(stats["rounds"])
+    bound = {"star": 2, "path": n // 2 + 1, "grid": n // 2 + 1}.get(name)
+    if bound is not None:
+        assert stats["rounds"] <= bound
+
+
+def test_red_blue_rounds_and_work(shape):
+    name, g, _ = shape
+    stats = {}
+    want = mate_array(g, "red_blue", device="cpu", seed=9, select="weighted")
+    got = gm.run(g, "red_blue", seed=9, select="weighted", backend="emulate", stats=stats)
+    _assert_same(got, want, "red-blue")
+    arcs = 2 * g.num_edges
+    print(
+        f"red_blue {name}: arcs={arcs} rounds={stats['rounds']} host waits={stats['host_syncs']} "
+        f"entries read={stats['work']}"
+    )
+    assert stats["host_syncs"] <= _syncs_bound(stats["rounds"])
+    # each round reads only the live arcs of unfinished vertices
+    assert stats["work"] <= 8 * arcs

@@ -24,7 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from nx_gpumatch.gpu._source import kernel_source, kernels_dir, parse_kernels, strip_comments
+from nx_gpumatch.gpu._source import (
+    check_args,
+    define_options,
+    kernel_source,
+    kernels_dir,
+    parse_kernels,
+    problem_defines,
+    strip_comments,
+)
 
 __all__ = ["EmulationError", "EmulationHang", "EmuModule", "options", "build"]
 
@@ -180,12 +188,17 @@ def _wrappers(kernels) -> str:
 _build_lock = threading.Lock()
 
 
-def build(problem: str, source: str | None = None):
-    """Compile ``kernels/<problem>.cu`` (or the given source text) for emulation.
+def build(problem: str, source: str | None = None, defines=None):
+    """Compile ``kernels/<problem>.cu`` (or the given source text) for emulation
+    with the ``-D`` defines NVRTC gets (by default the problem's; none for a
+    given source).
 
     Returns ``(library path, kernels, compiler log)``; the library is reused
     from the cache when the same text was built before.
     """
+    if defines is None:
+        defines = problem_defines(problem) if source is None else {}
+    dflags = define_options(defines)
     kdir = kernels_dir()
     src = kernel_source(problem) if source is None else source
     path = str(kdir / f"{problem}.cu")
@@ -196,7 +209,7 @@ def build(problem: str, source: str | None = None):
     cxx = _compiler()
     text = f'#line 1 "{path}"\n' + _rewrite(src) + _wrappers(kernels)
     h = hashlib.sha256()
-    for part in (_BUILD_VERSION, cxx, " ".join(CXXFLAGS), text, sys.platform):
+    for part in (_BUILD_VERSION, cxx, " ".join(CXXFLAGS + dflags), text, sys.platform):
         h.update(part.encode())
     for p in local_headers:
         h.update(p.name.encode())
@@ -210,7 +223,18 @@ def build(problem: str, source: str | None = None):
             cpp = out / f"{stem}.cpp"
             with _atomic_output(cpp) as tmp:
                 tmp.write_text(text)
-            cmd = [cxx, *CXXFLAGS, "-I", str(kdir), "-include", str(header), "-x", "c++", str(cpp)]
+            cmd = [
+                cxx,
+                *CXXFLAGS,
+                *dflags,
+                "-I",
+                str(kdir),
+                "-include",
+                str(header),
+                "-x",
+                "c++",
+                str(cpp),
+            ]
             with _atomic_output(lib) as tmp:
                 res = subprocess.run([*cmd, "-o", str(tmp)], capture_output=True, text=True)
                 if res.returncode != 0:
@@ -270,8 +294,6 @@ class EmuKernel:
         self.params = params
 
     def __call__(self, grid, block, args, shared_mem=0):
-        from nx_gpumatch.gpu._launch import check_args
-
         grid = dim3(grid, "grid")
         block = dim3(block, "block")
         nthreads = block[0] * block[1] * block[2]
@@ -305,9 +327,9 @@ class EmuKernel:
 class EmuModule:
     """The emulated counterpart of a ``cupy.RawModule`` for one kernel file."""
 
-    def __init__(self, problem, source=None):
+    def __init__(self, problem, source=None, defines=None):
         self.problem = problem
-        self.path, self.kernels, self.compile_log = build(problem, source)
+        self.path, self.kernels, self.compile_log = build(problem, source, defines)
         self._lock = threading.Lock()
         self._slots = []
         self.poisoned = None

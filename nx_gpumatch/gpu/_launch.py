@@ -22,12 +22,21 @@ import threading
 
 import numpy as np
 
-from nx_gpumatch.gpu._source import kernel_source, kernels_dir, parse_kernels
+from nx_gpumatch.gpu._source import (
+    check_args,
+    define_options,
+    kernel_source,
+    kernels_dir,
+    parse_kernels,
+    problem_defines,
+)
 
 __all__ = [
     "BACKENDS",
     "NVRTC_OPTIONS",
     "ARCHITECTURES",
+    "architectures",
+    "nvrtc_options",
     "get_module",
     "array_module",
     "to_host",
@@ -35,9 +44,27 @@ __all__ = [
 ]
 
 BACKENDS = ("cupy", "emulate")
+# Targets the NVRTC test compiles for. CUDA 12.9 deprecates sm_70 (Volta) and
+# warns for every compile, so it is tested only with an older NVRTC.
 ARCHITECTURES = ("sm_70", "sm_80", "sm_90")
+DEPRECATED_SINCE = {"sm_70": (12, 9)}
 # Used both by CuPy at run time and by the NVRTC compile test.
 NVRTC_OPTIONS = ("--std=c++17",)
+
+
+def architectures(nvrtc_version):
+    """The targets of ARCHITECTURES that an NVRTC of ``nvrtc_version``
+    (major, minor) compiles without a deprecation warning."""
+    v = tuple(nvrtc_version)
+    return tuple(a for a in ARCHITECTURES if v < DEPRECATED_SINCE.get(a, (10**6,)))
+
+
+def nvrtc_options(problem=None, defines=None):
+    """NVRTC options for ``kernels/<problem>.cu``: the common ones, the include
+    path of ``common.cuh`` and the problem's ``-D`` defines."""
+    if defines is None:
+        defines = problem_defines(problem) if problem else {}
+    return NVRTC_OPTIONS + (f"-I{kernels_dir()}",) + define_options(defines)
 
 
 def array_module(backend="cupy"):
@@ -65,36 +92,38 @@ _modules = {}
 _modules_lock = threading.Lock()
 
 
-def get_module(problem, backend="cupy"):
-    """The compiled kernels of ``kernels/<problem>.cu`` (built once per process).
+def get_module(problem, backend="cupy", defines=None):
+    """The compiled kernels of ``kernels/<problem>.cu`` (built once per process
+    and set of defines; by default the problem's, see ``problem_defines``).
 
     Returns an object whose ``get_function(name)`` gives a callable
     ``kernel(grid, block, args, shared_mem=0)``.
     """
     _check_backend(backend)
-    key = (problem, backend)
+    defines = problem_defines(problem) if defines is None else dict(defines)
+    key = (problem, backend, define_options(defines))
     with _modules_lock:
         mod = _modules.get(key)
         if mod is None or getattr(mod, "poisoned", None):
             if backend == "cupy":
-                mod = _CupyModule(problem)
+                mod = _CupyModule(problem, defines)
             else:
                 from nx_gpumatch.gpu._emulate import EmuModule
 
-                mod = EmuModule(problem)
+                mod = EmuModule(problem, defines=defines)
             _modules[key] = mod
         return mod
 
 
 class _CupyModule:
-    def __init__(self, problem):
+    def __init__(self, problem, defines):
         import cupy
 
         self.problem = problem
         src = kernel_source(problem)
         self.kernels = parse_kernels(src)
         self._raw = cupy.RawModule(
-            code=src, options=NVRTC_OPTIONS + (f"-I{kernels_dir()}",), backend="nvrtc"
+            code=src, options=nvrtc_options(problem, defines), backend="nvrtc"
         )
         self._functions = {}
 
@@ -123,65 +152,3 @@ class _CupyKernel:
         args = tuple(args)
         check_args(self.name, self.params, args, cupy)
         self.raw(grid, block, args, shared_mem=shared_mem)
-
-
-# ------------------------------------------------------------ argument checks
-def _dtype_fits(code, dtype):
-    """Does an array of ``dtype`` fit a pointer to type ``code``?"""
-    kind, size = code[0], int(code[1:])
-    if kind == "v":
-        return True
-    if kind == "b":
-        return dtype == np.bool_
-    if kind == "u" and size == 1 and dtype == np.bool_:
-        return True
-    return dtype.kind == kind and dtype.itemsize == size
-
-
-def check_args(name, params, args, xp):
-    """Raise TypeError unless ``args`` match the kernel's parameters (see the
-    module docstring for the rules)."""
-    if len(args) != len(params):
-        raise TypeError(
-            f"kernel {name} takes {len(params)} arguments ({', '.join(p.name for p in params)}), got {len(args)}"
-        )
-    for i, (p, a) in enumerate(zip(params, args)):
-        where = f"kernel {name}, argument {i} ({p.ctype} {p.name})"
-        if p.code is None:
-            continue  # a type the parser does not know: passed through unchecked
-        if p.is_pointer:
-            if a is None:
-                continue
-            if not isinstance(a, xp.ndarray):
-                raise TypeError(f"{where}: expected a {xp.__name__} array, got {type(a).__name__}")
-            if not a.flags.c_contiguous:
-                raise TypeError(f"{where}: array must be C-contiguous")
-            if p.code != "pp8" and not _dtype_fits(p.code[1:], a.dtype):
-                raise TypeError(f"{where}: array dtype {a.dtype} does not match the parameter type")
-            continue
-        kind, size = p.code[0], int(p.code[1:])
-        if isinstance(a, np.generic):
-            dt = a.dtype
-            if dt.kind != kind or dt.itemsize != size:
-                raise TypeError(
-                    f"{where}: got a numpy {dt}, expected a numpy scalar matching {p.ctype}"
-                )
-        elif isinstance(a, bool):
-            if kind != "b":
-                raise TypeError(f"{where}: got a bool")
-        elif isinstance(a, int):
-            # CuPy passes a Python int as a 64-bit signed integer
-            if not (kind in "iu" and size == 8):
-                np_name = {"i": "int", "u": "uint", "f": "float"}.get(kind, "?") + str(8 * size)
-                raise TypeError(
-                    f"{where}: a Python int is passed as 64 bits; pass numpy.{np_name}(...) instead"
-                )
-            if not -(2**63) <= a < 2**63:
-                raise TypeError(f"{where}: {a} does not fit in 64 bits")
-        elif isinstance(a, float):
-            if not (kind == "f" and size == 8):
-                raise TypeError(
-                    f"{where}: a Python float is passed as a double; pass numpy.float32(...) instead"
-                )
-        else:
-            raise TypeError(f"{where}: unsupported argument type {type(a).__name__}")

@@ -1,40 +1,51 @@
-"""Finding the CUDA sources and reading kernel signatures out of them.
+"""Finding the CUDA sources, their compile-time defines, and reading kernel
+signatures out of them.
 
 Shared by the CuPy loader, the CPU emulation and the NVRTC compile test, so all
-three see the same files and agree on every kernel's parameter types.
+three see the same files and defines and agree on every kernel's parameter
+types. Nothing here imports CuPy or the emulation.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 from pathlib import Path
+
+import numpy as np
 
 __all__ = [
     "kernels_dir",
     "kernel_files",
     "kernel_source",
+    "problem_defines",
+    "define_options",
     "parse_kernels",
     "Param",
     "strip_comments",
+    "check_args",
 ]
 
 
 @functools.cache
 def kernels_dir() -> Path:
-    """Directory of the shipped ``*.cu`` files: the ``nx_gpumatch.kernels``
-    package data in an installed wheel, else the source tree's ``kernels/``."""
+    """Directory of the ``*.cu`` files: the source tree's ``kernels/`` when this
+    package runs from a source checkout (so an editable install elsewhere never
+    shadows the sources next to this file), else the ``nx_gpumatch.kernels``
+    package data of an installed wheel."""
+    root = Path(__file__).resolve().parents[2]
+    d = root / "kernels"
+    if (root / "pyproject.toml").is_file() and (d / "cuda_emu.h").is_file():
+        return d
     try:
         from importlib.resources import files
 
         d = Path(str(files("nx_gpumatch.kernels")))
         if d.is_dir() and any(d.glob("*.cu")):
             return d
-    except Exception:  # not installed as a package (source tree, editable install)
+    except Exception:  # nx_gpumatch.kernels is not importable: nothing installed
         pass
-    d = Path(__file__).resolve().parents[2] / "kernels"
-    if d.is_dir():
-        return d
     raise FileNotFoundError(
         "cannot find the CUDA kernel sources (package nx_gpumatch.kernels or <repo>/kernels)"
     )
@@ -51,6 +62,32 @@ def kernel_source(problem: str) -> str:
         have = ", ".join(p.stem for p in kernel_files()) or "none"
         raise FileNotFoundError(f"no kernel file {path.name} (available: {have})")
     return path.read_text()
+
+
+def problem_defines(problem: str) -> dict[str, int]:
+    """The ``-D`` defines ``kernels/<problem>.cu`` is compiled with: the
+    ``DEFINES`` dict of its host module ``nx_gpumatch.gpu.<problem>`` (empty
+    when there is none), so the numbers the host code launches with and the
+    ones the kernels are built with are the same objects."""
+    try:
+        mod = importlib.import_module(f"nx_gpumatch.gpu.{problem}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"nx_gpumatch.gpu.{problem}":
+            raise
+        return {}
+    return dict(getattr(mod, "DEFINES", {}))
+
+
+def define_options(defines) -> tuple[str, ...]:
+    """``("-DNAME=value", ...)`` in name order (NVRTC and g++ take the same form)."""
+    out = []
+    for name, value in sorted(dict(defines).items()):
+        if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+            raise ValueError(f"define names are upper-case C identifiers, got {name!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"define {name} must be an int, got {value!r}")
+        out.append(f"-D{name}={int(value)}")
+    return tuple(out)
 
 
 def strip_comments(src: str) -> str:
@@ -163,3 +200,65 @@ def parse_kernels(src: str) -> dict[str, list[Param]]:
             'write each kernel as extern "C" __global__ void name(...) { ... }'
         )
     return kernels
+
+
+# ------------------------------------------------------------ argument checks
+def _dtype_fits(code, dtype):
+    """Does an array of ``dtype`` fit a pointer to type ``code``?"""
+    kind, size = code[0], int(code[1:])
+    if kind == "v":
+        return True
+    if kind == "b":
+        return dtype == np.bool_
+    if kind == "u" and size == 1 and dtype == np.bool_:
+        return True
+    return dtype.kind == kind and dtype.itemsize == size
+
+
+def check_args(name, params, args, xp):
+    """Raise TypeError unless ``args`` match the kernel's parameters (see the
+    module docstring for the rules)."""
+    if len(args) != len(params):
+        raise TypeError(
+            f"kernel {name} takes {len(params)} arguments ({', '.join(p.name for p in params)}), got {len(args)}"
+        )
+    for i, (p, a) in enumerate(zip(params, args)):
+        where = f"kernel {name}, argument {i} ({p.ctype} {p.name})"
+        if p.code is None:
+            continue  # a type the parser does not know: passed through unchecked
+        if p.is_pointer:
+            if a is None:
+                continue
+            if not isinstance(a, xp.ndarray):
+                raise TypeError(f"{where}: expected a {xp.__name__} array, got {type(a).__name__}")
+            if not a.flags.c_contiguous:
+                raise TypeError(f"{where}: array must be C-contiguous")
+            if p.code != "pp8" and not _dtype_fits(p.code[1:], a.dtype):
+                raise TypeError(f"{where}: array dtype {a.dtype} does not match the parameter type")
+            continue
+        kind, size = p.code[0], int(p.code[1:])
+        if isinstance(a, np.generic):
+            dt = a.dtype
+            if dt.kind != kind or dt.itemsize != size:
+                raise TypeError(
+                    f"{where}: got a numpy {dt}, expected a numpy scalar matching {p.ctype}"
+                )
+        elif isinstance(a, bool):
+            if kind != "b":
+                raise TypeError(f"{where}: got a bool")
+        elif isinstance(a, int):
+            # CuPy passes a Python int as a 64-bit signed integer
+            if not (kind in "iu" and size == 8):
+                np_name = {"i": "int", "u": "uint", "f": "float"}.get(kind, "?") + str(8 * size)
+                raise TypeError(
+                    f"{where}: a Python int is passed as 64 bits; pass numpy.{np_name}(...) instead"
+                )
+            if not -(2**63) <= a < 2**63:
+                raise TypeError(f"{where}: {a} does not fit in 64 bits")
+        elif isinstance(a, float):
+            if not (kind == "f" and size == 8):
+                raise TypeError(
+                    f"{where}: a Python float is passed as a double; pass numpy.float32(...) instead"
+                )
+        else:
+            raise TypeError(f"{where}: unsupported argument type {type(a).__name__}")

@@ -124,6 +124,12 @@ class DeviceGraph:
 
     def sorted_adjacency(self):
         """Each row's usable neighbours best-first, as (sptr int64, snbr int32)."""
+        sptr, snbr, _ = self.sorted_ranked_adjacency()
+        return sptr, snbr
+
+    def sorted_ranked_adjacency(self):
+        """Each row's usable neighbours best-first with their edge ranks, as
+        (sptr int64, snbr int32, srank int32): one device sort of all arcs."""
         if "sorted_adj" not in self._cache:
             xp = self.xp
             n = self.num_nodes
@@ -132,12 +138,14 @@ class DeviceGraph:
             rows = xp.concatenate([self.edge_src[top], self.edge_dst[top]]).astype(xp.int64)
             cols = xp.concatenate([self.edge_dst[top], self.edge_src[top]])
             rank = xp.arange(usable, dtype=xp.int64)
-            arcs = xp.argsort(rows * max(usable, 1) + xp.concatenate([rank, rank]))
+            ranks = xp.concatenate([rank, rank])
+            arcs = xp.argsort(rows * max(usable, 1) + ranks)
             snbr = cols[arcs].astype(xp.int32)
+            srank = ranks[arcs].astype(xp.int32)
             sptr = xp.zeros(n + 1, xp.int64)
             if usable:
                 sptr[1:] = xp.cumsum(xp.bincount(rows, minlength=n))
-            self._cache["sorted_adj"] = (sptr, snbr)
+            self._cache["sorted_adj"] = (sptr, snbr, srank)
         return self._cache["sorted_adj"]
 
 

@@ -5,6 +5,10 @@ a CUDA device (``backend="cupy"``) and on the CPU in emulation
 (``backend="emulate"``). Every algorithm returns the CPU engine's matching
 exactly: Suitor, local max and greedy give the greedy matching under the edge
 order; red-blue gives the CPU red-blue matching for the same seed.
+
+Each algorithm takes ``stats``: a dict that, when given, receives the row
+entries the kernels read (``work``), the rounds (``rounds``) and the times the
+host waited for the device (``host_syncs``). The tests bound them.
 """
 
 from __future__ import annotations
@@ -16,18 +20,45 @@ import numpy as np
 from nx_gpumatch.gpu._launch import array_module, get_module, to_host
 from nx_gpumatch.gpu.graph import device_graph
 
-__all__ = ["run", "suitor", "local_max", "red_blue"]
+__all__ = ["run", "suitor", "local_max", "red_blue", "DEFINES"]
 
 BLOCK = 128  # threads per block (4 warps)
-VERTICES_PER_WARP = 8  # best setting in seed 000, paper I
+VERTICES_PER_WARP = 8  # the best setting in Naim et al. 2015
 MAX_VPW = 32  # one candidate per lane
 MAX_GRID = 4096  # grid-stride kernels need no more blocks than this
+# Rounds of local max / red-blue enqueued per host synchronisation, at most:
+# the batches grow 1, 2, 4, ... up to this, so a short run wastes few launches
+# (the kernels of rounds after the last return at once, but still launch) and a
+# long one synchronises once per ROUNDS_PER_SYNC rounds.
+ROUNDS_PER_SYNC = 32
+
+
+def _batches(limit):
+    """1, 2, 4, ..., limit, limit, ..."""
+    k = 1
+    while True:
+        yield k
+        k = min(2 * k, max(1, int(limit)))
+
+
+# Compiled into kernels/matching.cu (see nx_gpumatch.gpu._source.problem_defines).
+DEFINES = {"BLOCK_SIZE": BLOCK, "MAX_VPW": MAX_VPW}
 EMPTY_WORD = np.uint64(0x7FFFFFFF_FFFFFFFF)
 _BLUE, _RED = 0, 1
 
 
 def _grid(count):
     return (max(1, min(MAX_GRID, math.ceil(count / BLOCK))),)
+
+
+def _work_counter(xp, stats):
+    return None if stats is None else xp.zeros(1, xp.uint64)
+
+
+def _record(stats, work, **values):
+    if stats is not None:
+        stats.update(values)
+        stats["work"] = int(work[0])
 
 
 def run(
@@ -38,6 +69,7 @@ def run(
     select="weighted",
     backend="cupy",
     vertices_per_warp=VERTICES_PER_WARP,
+    stats=None,
 ):
     """Mate array (int64 NumPy, -1 = unmatched) of ``graph`` (a host
     :class:`nx_gpumatch.Graph` or a :class:`~nx_gpumatch.gpu.graph.DeviceGraph`).
@@ -48,20 +80,22 @@ def run(
     """
     dg = device_graph(graph, backend)
     if algorithm in ("suitor", "greedy"):
-        mate = suitor(dg, backend=backend, vertices_per_warp=vertices_per_warp)
+        mate = suitor(dg, backend=backend, vertices_per_warp=vertices_per_warp, stats=stats)
     elif algorithm == "local_max":
-        mate = local_max(dg, backend=backend)
+        mate = local_max(dg, backend=backend, stats=stats)
     elif algorithm == "red_blue":
         if select not in ("weighted", "random"):
             raise ValueError(f"select must be 'weighted' or 'random', got {select!r}")
-        mate, _rounds = red_blue(dg, seed, weighted=select == "weighted", backend=backend)
+        mate, _rounds = red_blue(
+            dg, seed, weighted=select == "weighted", backend=backend, stats=stats
+        )
     else:
         raise ValueError(f"the GPU engine has no matching algorithm {algorithm!r}")
     return to_host(mate).astype(np.int64, copy=False)
 
 
-def suitor(dg, *, backend="cupy", vertices_per_warp=VERTICES_PER_WARP):
-    """GPU-Suitor (NoSync): device mate array."""
+def suitor(dg, *, backend="cupy", vertices_per_warp=VERTICES_PER_WARP, stats=None):
+    """GPU-Suitor (NoSync) on rows sorted best-first: device mate array."""
     xp = array_module(backend)
     vpw = int(vertices_per_warp)
     if not 1 <= vpw <= MAX_VPW:
@@ -71,20 +105,25 @@ def suitor(dg, *, backend="cupy", vertices_per_warp=VERTICES_PER_WARP):
     if n == 0:
         return mate
     mod = get_module("matching", backend)
+    sptr, snbr, srank = dg.sorted_ranked_adjacency()
+    head = sptr[:-1].copy()
     word = xp.full(n, EMPTY_WORD, xp.uint64)
+    work = _work_counter(xp, stats)
     warps = math.ceil(n / vpw)
     blocks = math.ceil(warps / (BLOCK // 32))
     mod.get_function("suitor_warp")(
         (blocks,),
         (BLOCK,),
-        (np.int32(n), dg.indptr, dg.indices, dg.arc_rank(), word, np.int32(vpw)),
+        (np.int32(n), sptr, snbr, srank, head, word, np.int32(vpw), work),
     )
     mod.get_function("suitor_mates")(_grid(n), (BLOCK,), (np.int32(n), word, mate))
+    _record(stats, work, rounds=1, host_syncs=0)
     return mate
 
 
-def local_max(dg, *, backend="cupy"):
-    """Locally-dominant matching in rounds (one thread per active vertex)."""
+def local_max(dg, *, backend="cupy", stats=None, rounds_per_sync=ROUNDS_PER_SYNC):
+    """Locally-dominant matching in worklist rounds, ``rounds_per_sync`` rounds
+    per host synchronisation."""
     xp = array_module(backend)
     n = dg.num_nodes
     mate = xp.full(n, -1, xp.int64)
@@ -93,20 +132,53 @@ def local_max(dg, *, backend="cupy"):
     mod = get_module("matching", backend)
     candidates = mod.get_function("ld_candidates")
     match = mod.get_function("ld_match")
+    push = mod.get_function("ld_push")
     sptr, snbr = dg.sorted_adjacency()
     head = sptr[:-1].copy()
     cand = xp.full(n, -1, xp.int32)
-    active = xp.arange(n, dtype=xp.int32)
-    k = n
-    while k > 0:
-        candidates(_grid(k), (BLOCK,), (np.int32(k), active, sptr, snbr, head, mate, cand))
-        match(_grid(k), (BLOCK,), (np.int32(k), active, cand, mate))
-        active = active[(mate[active] < 0) & (cand[active] >= 0)]
-        k = int(active.shape[0])
+    wl = xp.empty(2 * n, xp.int32)
+    wl[:n] = xp.arange(n, dtype=xp.int32)
+    sizes = xp.zeros(3, xp.int64)  # worklists 0 and 1, vertices matched this round
+    sizes[0] = n
+    stamp = xp.zeros(n, xp.int64)  # stamp[v] == r: v is in round r's worklist
+    matched = xp.empty(n, xp.int32)
+    rounds = xp.zeros(1, xp.int64)
+    work = _work_counter(xp, stats)
+    grid = _grid(n)
+    nn = np.int32(n)
+    rnd = 0
+    syncs = 0
+    for batch in _batches(rounds_per_sync):
+        for _ in range(batch):
+            p = np.int32(rnd & 1)
+            r = np.int64(rnd)
+            candidates(
+                grid, (BLOCK,), (nn, p, wl, sizes, sptr, snbr, head, mate, cand, rounds, work)
+            )
+            match(grid, (BLOCK,), (nn, p, r, wl, sizes, cand, stamp, mate, matched))
+            push(
+                grid,
+                (BLOCK,),
+                (nn, p, r, wl, sizes, sptr, snbr, mate, cand, stamp, matched, work),
+            )
+            rnd += 1
+        syncs += 1
+        if int(sizes[rnd & 1]) == 0:
+            break
+    _record(stats, work, rounds=int(rounds[0]), host_syncs=syncs)
     return mate
 
 
-def red_blue(dg, seed, *, weighted=True, backend="cupy", max_rounds=1 << 20):
+def red_blue(
+    dg,
+    seed,
+    *,
+    weighted=True,
+    backend="cupy",
+    max_rounds=1 << 20,
+    stats=None,
+    rounds_per_sync=ROUNDS_PER_SYNC,
+):
     """Red-blue proposal matching until maximal: (device mate array, rounds)."""
     from nx_gpumatch.cpu.matching import P_BLUE  # one constant for both engines
 
@@ -118,42 +190,58 @@ def red_blue(dg, seed, *, weighted=True, backend="cupy", max_rounds=1 << 20):
     mod = get_module("matching", backend)
     color_k = mod.get_function("rb_color")
     choose = mod.get_function("rb_choose")
+    check = mod.get_function("rb_check")
     marry = mod.get_function("rb_marry")
-    arc_rank = dg.arc_rank()
+    lnbr = dg.indices.copy()  # each row's live arcs, compacted as neighbours marry
+    lrank = dg.arc_rank().copy()
+    live_end = dg.indptr[1:].copy()
     color = xp.zeros(n, xp.int8)
     sigma = xp.full(n, -1, xp.int32)
     alive = xp.zeros(1, xp.uint64)
+    stop = xp.zeros(1, xp.int32)
+    rounds = xp.zeros(1, xp.int64)
+    work = _work_counter(xp, stats)
     seed64 = np.uint64(int(seed) & 0xFFFFFFFFFFFFFFFF)
     threshold = np.uint64(P_BLUE * 18446744073709551615.0)
     grid = _grid(n)
     nn = np.int32(n)
     w = np.int32(1 if weighted else 0)
-    rounds = 0
-    for rnd in range(max_rounds):
-        rounds = rnd + 1
-        r = np.int64(rnd)
-        color_k(grid, (BLOCK,), (nn, seed64, r, threshold, color, sigma))
-        alive.fill(0)
-        for side in (_BLUE, _RED):
-            choose(
-                grid,
-                (BLOCK,),
-                (
-                    nn,
-                    dg.indptr,
-                    dg.indices,
-                    arc_rank,
-                    mate,
-                    color,
-                    sigma,
-                    seed64,
-                    r,
-                    w,
-                    np.int32(side),
-                    alive,
-                ),
-            )
-        if int(alive[0]) == 0:
+    rnd = 0
+    syncs = 0
+    for batch in _batches(rounds_per_sync):
+        if rnd >= max_rounds:
             break
-        marry(grid, (BLOCK,), (nn, color, sigma, mate))
-    return mate, rounds
+        for _ in range(min(batch, max_rounds - rnd)):
+            r = np.int64(rnd)
+            color_k(grid, (BLOCK,), (nn, seed64, r, threshold, color, sigma, stop))
+            for side in (_BLUE, _RED):
+                choose(
+                    grid,
+                    (BLOCK,),
+                    (
+                        nn,
+                        dg.indptr,
+                        lnbr,
+                        lrank,
+                        live_end,
+                        mate,
+                        color,
+                        sigma,
+                        seed64,
+                        r,
+                        w,
+                        np.int32(side),
+                        alive,
+                        stop,
+                        work,
+                    ),
+                )
+            check((1,), (32,), (r, alive, stop, rounds))
+            marry(grid, (BLOCK,), (nn, color, sigma, mate, stop))
+            rnd += 1
+        syncs += 1
+        if int(stop[0]):
+            break
+    done = int(rounds[0])
+    _record(stats, work, rounds=done, host_syncs=syncs)
+    return mate, done

@@ -1,0 +1,75 @@
+// What every kernel file shares: sentinels of the packed 64-bit words, coherent
+// loads, warp reductions and grid-stride loops.
+//
+// Sizes that Python also needs (threads per block, vertices per warp, ...) are
+// not written here: nx_gpumatch/gpu/<problem>.py passes them as -D defines, to
+// NVRTC and to the CPU emulation alike, so each number exists once.
+#ifndef NX_GPUMATCH_COMMON_CUH
+#define NX_GPUMATCH_COMMON_CUH
+
+// Rank of an edge that may never be used (weight <= 0); ranks of usable edges
+// are 0 (best) .. usable - 1.
+#define NO_RANK 0x7FFFFFFF
+#define FULL_MASK 0xFFFFFFFFu
+// A word (rank << 32 | vertex): smaller is better; an empty slot holds the
+// largest word, so any real offer beats it.
+#define EMPTY_WORD 0x7FFFFFFFFFFFFFFFull
+#define LOW_MASK 0xFFFFFFFFull
+// Larger than every word: "no candidate" in a reduction.
+#define NO_KEY 0xFFFFFFFFFFFFFFFFull
+
+// Grid-stride loop over 0 <= i < count (64-bit index).
+#define GRID_STRIDE(i, count)                                                       \
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (count); \
+         i += (long long)gridDim.x * blockDim.x)
+
+// Read memory that other threads change while this one runs. volatile makes
+// each read a real load from the coherent L2 (a stale value is still safe for
+// every caller: the words they read only move one way).
+__device__ __forceinline__ unsigned long long load_u64(const unsigned long long* p)
+{
+    return *(const volatile unsigned long long*)p;
+}
+
+__device__ __forceinline__ long long load_i64(const long long* p)
+{
+    return *(const volatile long long*)p;
+}
+
+__device__ __forceinline__ int load_i32(const int* p)
+{
+    return *(const volatile int*)p;
+}
+
+__device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v)
+{
+    for (int off = 16; off > 0; off >>= 1) {
+        const unsigned long long o = __shfl_xor_sync(FULL_MASK, v, off);
+        v = o < v ? o : v;
+    }
+    return v;
+}
+
+__device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v)
+{
+    for (int off = 16; off > 0; off >>= 1) {
+        const unsigned long long o = __shfl_xor_sync(FULL_MASK, v, off);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+
+__device__ __forceinline__ long long warp_sum_i64(long long v)
+{
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(FULL_MASK, v, off);
+    return v;
+}
+
+// Adds v to a work counter (tests bound the work of a launch with it); a null
+// pointer means nobody counts.
+__device__ __forceinline__ void count_work(unsigned long long* work, long long v)
+{
+    if (work != nullptr && v > 0) atomicAdd(work, (unsigned long long)v);
+}
+
+#endif  // NX_GPUMATCH_COMMON_CUH
