@@ -1,4 +1,6 @@
-// ½-approximate weighted b-matching on the GPU: b-Suitor (seed 004), delayed.
+// ½-approximate weighted b-matching on the GPU: b-Suitor, delayed (Khan,
+// Pothen, Patwary, Halappanavar et al., "Efficient approximation algorithms
+// for weighted b-matching", SIAM J. Sci. Comput. 2016).
 //
 // Read side by side with nx_gpumatch/cpu/b_matching.py. Edges are compared by
 // arc_rank (0 = best, NO_RANK = never usable), unique per edge, so no two
@@ -10,43 +12,35 @@
 //   hint[v]   a bound an offer must beat to be worth trying: >= the rank of the
 //             worst suitor while S(v) is full, NO_RANK while it has room,
 //             0 for cap 0 (nothing beats it); only ever lowered (atomicMin);
-//   last[u]   rank of the last edge u considered; u only looks further down;
 //   need[u]   proposals u still owes, plus QUEUED while u waits in the next
 //             round's queue.
+// Candidates, partially sorted: u's best remaining candidates sit sorted in
+// cbuf[cpos[u] .. cend[u]) (a batch inside u's own arc range of cbuf); every
+// rank in a batch exceeds clo[u] of the batches before it. When a batch runs
+// out, the warp selects the next cnext[u] best ranks above clo[u] (a radix
+// select, four passes of 8 bits), sorts them, and doubles cnext[u]. The first
+// batch holds about b(u)*k candidates (cnext is set by the host), which is
+// mostly all a vertex ever looks at; doubling keeps a long search at
+// O(deg log deg) instead of O(deg^2) for re-reading the row per proposal.
 //
 // Lock-free insertion: every slot only ever decreases, so if a CAS replaces the
 // largest word read from S(v), that word was the largest at the moment of the
-// CAS (words read earlier can only have dropped since) — the worst suitor is
-// displaced exactly as a locked heap would do it.
+// CAS (words read earlier can only have dropped since): the worst suitor is
+// displaced exactly as a locked heap would do it. The warp reads S(v)
+// together.
+//
+// Defines from nx_gpumatch/gpu/b_matching.py: BLOCK_SIZE (threads per block
+// of bs_round, whole warps).
 
-#define NO_RANK 0x7FFFFFFF
-#define FULL_MASK 0xFFFFFFFFu
-#define EMPTY_WORD 0x7FFFFFFFFFFFFFFFull
-#define LOW_MASK 0xFFFFFFFFull
-#define NO_KEY 0xFFFFFFFFFFFFFFFFull
+#include "common.cuh"
+
+#ifndef BLOCK_SIZE
+#error "compile with -DBLOCK_SIZE=... (see nx_gpumatch/gpu/b_matching.py)"
+#endif
+
 #define QUEUED (1ull << 40)
 #define COUNT_MASK (QUEUED - 1ull)
-
-// Read words other warps change; volatile keeps each a real load (a stale
-// value is safe: every word here only moves one way).
-__device__ __forceinline__ unsigned long long load_u64(const unsigned long long* p)
-{
-    return *(const volatile unsigned long long*)p;
-}
-
-__device__ __forceinline__ int load_i32(const int* p)
-{
-    return *(const volatile int*)p;
-}
-
-__device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v)
-{
-    for (int off = 16; off > 0; off >>= 1) {
-        const unsigned long long o = __shfl_xor_sync(FULL_MASK, v, off);
-        v = o < v ? o : v;
-    }
-    return v;
-}
+#define RADIX 256
 
 // Claim the proposals u owes (its QUEUED bit stays).
 __device__ long long take_debts(unsigned long long* need, int u)
@@ -72,91 +66,239 @@ __device__ void displace(unsigned long long* need, int y, int* nextq, unsigned l
     if ((old & QUEUED) == 0) nextq[atomicAdd(qtail, 1ull)] = y;
 }
 
-// Make u a suitor of v with the edge of rank r. Returns -2 if the offer does not
-// beat S(v)'s worst suitor, -1 if it took a free slot, else the displaced suitor.
+// Whole warp: the largest word of S(v) and its slot (-1 when cap(v) = 0).
+__device__ __forceinline__ unsigned long long worst_suitor(const unsigned long long* slots, long long a, long long e,
+                                                           long long* at)
+{
+    const int lane = threadIdx.x & 31;
+    unsigned long long mine = 0;
+    long long mine_at = -1;
+    for (long long j = a + lane; j < e; j += 32) {
+        const unsigned long long w = load_u64(slots + j);
+        if (mine_at < 0 || w > mine) {
+            mine = w;
+            mine_at = j;
+        }
+    }
+    const unsigned long long top = warp_max_u64(mine_at < 0 ? 0 : mine);
+    const unsigned who = __ballot_sync(FULL_MASK, mine_at >= 0 && mine == top);
+    *at = who ? __shfl_sync(FULL_MASK, mine_at, __ffs(who) - 1) : -1;
+    return top;
+}
+
+// Whole warp: make u a suitor of v with the edge of rank r. Returns -2 if the
+// offer does not beat S(v)'s worst suitor, -1 if it took a free slot, else
+// the displaced suitor.
 __device__ long long make_suitor(unsigned long long* slots, const long long* __restrict__ sptr, int* hint, int v,
                                  int r, int u)
 {
+    const int lane = threadIdx.x & 31;
     const long long a = sptr[v], e = sptr[v + 1];
     const unsigned long long offer = ((unsigned long long)r << 32) | (unsigned)u;
     while (true) {
-        long long at = -1;
-        unsigned long long worst = 0;
-        for (long long j = a; j < e; ++j) {
-            const unsigned long long w = load_u64(slots + j);
-            if (at < 0 || w > worst) {
-                worst = w;
-                at = j;
-            }
-        }
+        long long at;
+        const unsigned long long worst = worst_suitor(slots, a, e, &at);
         if (at < 0 || offer >= worst) return -2;
-        if (atomicCAS(slots + at, worst, offer) != worst) continue;  // that slot moved: look again
+        int won = 0;
+        if (lane == 0) won = atomicCAS(slots + at, worst, offer) == worst;
+        if (!__shfl_sync(FULL_MASK, won, 0)) continue;  // that slot moved: look again
         // Lower the hint to the new worst rank (NO_RANK while a slot is free).
-        unsigned long long top = 0;
-        for (long long j = a; j < e; ++j) {
-            const unsigned long long w = load_u64(slots + j);
-            top = w > top ? w : top;
-        }
-        atomicMin(hint + v, (int)(top >> 32));
+        long long ignored;
+        const unsigned long long top = worst_suitor(slots, a, e, &ignored);
+        if (lane == 0) atomicMin(hint + v, (int)(top >> 32));
         return worst == EMPTY_WORD ? -1 : (long long)(worst & LOW_MASK);
     }
+}
+
+// Whole warp: sort cbuf[b .. b+k) ascending (bitonic, every step puts the
+// smaller key first, so positions past k act as +infinity and are skipped).
+__device__ void warp_sort(unsigned long long* cbuf, long long b, long long k)
+{
+    const int lane = threadIdx.x & 31;
+    long long size2 = 1;
+    while (size2 < k) size2 <<= 1;
+    for (long long size = 2; size <= size2; size <<= 1) {
+        for (long long stride = size >> 1; stride > 0; stride >>= 1) {
+            for (long long i = lane; i < (size2 >> 1); i += 32) {
+                long long x, y;
+                if (stride == (size >> 1)) {  // flip: mirror pairs of each block
+                    const long long blk = i / stride, off = i % stride;
+                    x = blk * size + off;
+                    y = blk * size + size - 1 - off;
+                } else {  // half-cleaner
+                    const long long blk = i / stride, off = i % stride;
+                    x = blk * 2 * stride + off;
+                    y = x + stride;
+                }
+                if (y < k) {
+                    const unsigned long long kx = cbuf[b + x], ky = cbuf[b + y];
+                    if (ky < kx) {
+                        cbuf[b + x] = ky;
+                        cbuf[b + y] = kx;
+                    }
+                }
+            }
+            __syncwarp();
+        }
+    }
+}
+
+// Whole warp: the next batch of u's candidates (see the top of the file).
+// Returns its size, 0 when u has no usable edge left. `hist` is the warp's
+// RADIX counters in shared memory; lane 0 adds the row entries read to *read.
+__device__ long long next_batch(int u, const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                const int* __restrict__ arc_rank, unsigned long long* cbuf, int* clo,
+                                long long* cnext, int* hist, long long* read)
+{
+    const int lane = threadIdx.x & 31;
+    const long long b = indptr[u], e = indptr[u + 1];
+    const int lo = clo[u];
+    const long long want = cnext[u];
+    long long left = 0;  // usable ranks above lo
+    int top = -1;
+    for (long long p = b + lane; p < e; p += 32) {
+        const int r = arc_rank[p];
+        if (r > lo && r != NO_RANK) {
+            ++left;
+            top = r > top ? r : top;
+        }
+    }
+    if (lane == 0) *read += e - b;
+    left = warp_sum_i64(left);
+    if (left == 0) return 0;
+    top = (int)warp_max_u64((unsigned long long)(top + 1)) - 1;
+    // Largest rank to take: all that are left, or the want-th smallest above lo.
+    int last = top;
+    if (left > want) {
+        unsigned prefix = 0;
+        long long rest = want;  // still to pass, counting from the smallest
+        for (int shift = 24; shift >= 0; shift -= 8) {
+            for (int i = lane; i < RADIX; i += 32) hist[i] = 0;
+            __syncwarp();
+            for (long long p = b + lane; p < e; p += 32) {
+                const int r = arc_rank[p];
+                if (r <= lo || r == NO_RANK) continue;
+                if (shift < 24 && ((unsigned)r >> (shift + 8)) != (prefix >> (shift + 8))) continue;
+                atomicAdd(hist + (((unsigned)r >> shift) & (RADIX - 1)), 1);
+            }
+            if (lane == 0) *read += e - b;
+            __syncwarp();
+            // Lane l holds bins 8l .. 8l+7; the digit is where the running count reaches rest.
+            long long mine = 0;
+            for (int j = 0; j < 8; ++j) mine += hist[8 * lane + j];
+            long long incl = mine;
+            for (int off = 1; off < 32; off <<= 1) {
+                const long long o = __shfl_up_sync(FULL_MASK, incl, off);
+                if (lane >= off) incl += o;
+            }
+            const unsigned reach = __ballot_sync(FULL_MASK, incl >= rest);
+            const int owner = __ffs(reach) - 1;
+            long long before = __shfl_sync(FULL_MASK, incl - mine, owner);
+            int digit = 0;
+            if (lane == owner) {
+                int j = 0;
+                while (before + hist[8 * lane + j] < rest) before += hist[8 * lane + j++];
+                digit = 8 * lane + j;
+            }
+            digit = __shfl_sync(FULL_MASK, digit, owner);
+            before = __shfl_sync(FULL_MASK, before, owner);
+            prefix |= (unsigned)digit << shift;
+            rest -= before;
+            __syncwarp();  // hist is cleared for the next digit only after every lane read it
+        }
+        last = (int)prefix;  // ranks are unique: exactly `want` ranks in (lo, last]
+    }
+    // Gather the chosen keys at the front of u's range, in any order, then sort.
+    long long k = 0;
+    for (long long base = b; base < e; base += 32) {
+        const long long p = base + lane;
+        int r = NO_RANK;
+        if (p < e) r = arc_rank[p];
+        const bool take = p < e && r > lo && r <= last && r != NO_RANK;
+        const unsigned mask = __ballot_sync(FULL_MASK, take);
+        const unsigned long long key = take ? ((unsigned long long)r << 32) | (unsigned)indices[p] : 0;
+        if (take) cbuf[b + k + __popc(mask & ((1u << lane) - 1u))] = key;
+        k += __popc(mask);
+    }
+    if (lane == 0) *read += e - b;
+    __syncwarp();
+    warp_sort(cbuf, b, k);
+    if (lane == 0) {
+        clo[u] = last;
+        cnext[u] = 2 * want;
+    }
+    return k;
 }
 
 // needs[u] &= ~QUEUED for the vertices of this round's queue (before the round,
 // so a vertex displaced during the round is queued again for the next).
 extern "C" __global__ void bs_unqueue(int nq, const int* __restrict__ q, unsigned long long* need)
 {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nq; i += (long long)gridDim.x * blockDim.x)
-        need[q[i]] &= COUNT_MASK;
+    GRID_STRIDE(i, nq) need[q[i]] &= COUNT_MASK;
 }
 
-// One round of delayed b-Suitor: one warp per queued vertex u. The lanes scan
-// u's row together for the best edge ranked after last[u] whose other end's
-// hint it beats; lane 0 proposes; repeat until u owes nothing or has no
-// candidate left. Displaced suitors go to the next round's queue.
-extern "C" __global__ void bs_round(int nq, const int* __restrict__ q, const long long* __restrict__ indptr,
-                                    const int* __restrict__ indices, const int* __restrict__ arc_rank,
-                                    const long long* __restrict__ sptr, unsigned long long* slots, int* hint,
-                                    int* last, unsigned long long* need, int* nextq, unsigned long long* qtail)
+// One round of delayed b-Suitor: one warp per queued vertex u. The warp reads
+// u's sorted candidates from cpos[u] on, 32 at a time, and proposes to the
+// first whose hint the edge beats (the ones before it are beaten for good:
+// hints only drop); repeat until u owes nothing or has no candidate left.
+// Displaced suitors go to the next round's queue. Only u's warp touches u's
+// cursor, and u is in a round's queue once.
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+    bs_round(int nq, const int* __restrict__ q, const long long* __restrict__ indptr, const int* __restrict__ indices,
+             const int* __restrict__ arc_rank, const long long* __restrict__ sptr, unsigned long long* slots,
+             int* hint, unsigned long long* cbuf, long long* cpos, long long* cend, int* clo, long long* cnext,
+             unsigned long long* need, int* nextq, unsigned long long* qtail, unsigned long long* work)
 {
+    __shared__ int hists[(BLOCK_SIZE / 32) * RADIX];
     const int lane = threadIdx.x & 31;
+    int* hist = hists + (threadIdx.x >> 5) * RADIX;
     const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
     const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    long long read = 0;
     for (long long i = warp; i < nq; i += warps) {
         const int u = q[i];
-        const long long begin = indptr[u], end = indptr[u + 1];
         long long todo = 0;
         if (lane == 0) todo = take_debts(need, u);
         todo = __shfl_sync(FULL_MASK, todo, 0);
-        int after = last[u];
+        long long pos = cpos[u], end = cend[u];
         while (todo > 0) {
-            unsigned long long best = NO_KEY;
-            for (long long p = begin + lane; p < end; p += 32) {
-                const int r = arc_rank[p];
-                if (r == NO_RANK || r <= after) continue;
-                const int x = indices[p];
-                const unsigned long long key = ((unsigned long long)r << 32) | (unsigned)x;
-                if (key < best && r < load_i32(hint + x)) best = key;
+            if (pos == end) {
+                const long long k = next_batch(u, indptr, indices, arc_rank, cbuf, clo, cnext, hist, &read);
+                if (k == 0) break;  // no candidate left: u stays short
+                pos = indptr[u];
+                end = pos + k;
             }
-            best = warp_min_u64(best);
-            if (best == NO_KEY) break;  // no candidate left: u stays short
-            const int r = (int)(best >> 32);
-            const int v = (int)(best & LOW_MASK);
-            after = r;  // never look at this edge again: taken, or beaten for good
-            long long y = -2;
-            if (lane == 0) {
-                y = make_suitor(slots, sptr, hint, v, r, u);
-                if (y != -2) {
-                    --todo;
-                    if (y >= 0) displace(need, (int)y, nextq, qtail);
-                    if (todo == 0) todo = take_debts(need, u);
-                }
+            const long long p = pos + lane;
+            unsigned long long key = NO_KEY;
+            if (p < end) {
+                key = cbuf[p];
+                if ((int)(key >> 32) >= load_i32(hint + (int)(key & LOW_MASK))) key = NO_KEY;
+            }
+            read += p < end;
+            const unsigned hit = __ballot_sync(FULL_MASK, key != NO_KEY);
+            if (!hit) {
+                pos = min(pos + 32, end);
+                continue;
+            }
+            const int j = __ffs(hit) - 1;
+            key = __shfl_sync(FULL_MASK, key, j);
+            pos += j + 1;  // never look at this edge again: taken, or beaten for good
+            const long long y = make_suitor(slots, sptr, hint, (int)(key & LOW_MASK), (int)(key >> 32), u);
+            if (lane == 0 && y != -2) {
+                --todo;
+                if (y >= 0) displace(need, (int)y, nextq, qtail);
+                if (todo == 0) todo = take_debts(need, u);
             }
             todo = __shfl_sync(FULL_MASK, todo, 0);
         }
-        if (lane == 0) last[u] = after;
+        if (lane == 0) {
+            cpos[u] = pos;
+            cend[u] = end;
+        }
         __syncwarp();
     }
+    read = warp_sum_i64(read);
+    if (lane == 0) count_work(work, read);
 }
 
 // Per vertex v: how many of its suitors have a larger id (each matched edge is
@@ -164,7 +306,8 @@ extern "C" __global__ void bs_round(int nq, const int* __restrict__ q, const lon
 extern "C" __global__ void bs_count(int n, const long long* __restrict__ sptr, const unsigned long long* __restrict__ slots,
                                     long long* upper, long long* total)
 {
-    for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n; v += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE(v, n)
+    {
         long long c = 0, t = 0;
         for (long long j = sptr[v]; j < sptr[v + 1]; ++j) {
             const unsigned long long w = slots[j];
@@ -183,7 +326,8 @@ extern "C" __global__ void bs_edges(int n, const long long* __restrict__ sptr, c
                                     const long long* __restrict__ indptr, const int* __restrict__ indices,
                                     const int* __restrict__ arc_edge, const long long* __restrict__ off, long long* out)
 {
-    for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n; v += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE(v, n)
+    {
         long long w_at = off[v];
         for (long long j = sptr[v]; j < sptr[v + 1]; ++j) {
             const unsigned long long w = slots[j];

@@ -104,6 +104,45 @@ def test_emulated_random_small(n, m, seed, bmax):
     _check(g, rng.integers(0, bmax + 1, n), "emulate")
 
 
+# ------------------------------------------------------------- work bounds
+def _hub(d, taken, seed=0):
+    """Hub 0 with leaves 1..d (heavier leaf ids weigh more, in shuffled id
+    order); the `taken` heaviest leaves have a private partner that outbids the
+    hub. With cap(hub) = 1 the hub goes past `taken` candidates (more than one
+    batch) and must then pick exactly the best free leaf."""
+    rng = np.random.default_rng(seed)
+    leaves = np.arange(1, d + 1)
+    w_hub = 1.0 + rng.permutation(d) / d
+    best = leaves[np.argsort(-w_hub)[:taken]]
+    partners = d + 1 + np.arange(taken)
+    src = np.concatenate([np.zeros(d, np.int64), best])
+    dst = np.concatenate([leaves, partners])
+    w = np.concatenate([w_hub, np.full(taken, 10.0)])
+    return Graph.from_arrays(src, dst, w)
+
+
+@pytest.mark.parametrize(
+    "d,taken,hub_b", [(300, 0, 300), (300, 0, 3), (300, 45, 1), (300, 200, 1), (300, 150, 4)]
+)
+def test_emulated_work_is_not_quadratic(d, taken, hub_b):
+    """The hub proposes up to d times: re-reading its row for each proposal
+    would cost d**2 entries; sorted batches (doubling) cost O(d log d)."""
+    g = _hub(d, taken)
+    b = np.ones(g.num_nodes, np.int64)
+    b[0] = hub_b
+    want = b_matching_edges(g, b, "greedy", device="cpu")
+    stats = {}
+    got = gbm.run(g, b, backend="emulate", stats=stats)
+    np.testing.assert_array_equal(got, want)
+    arcs = 2 * g.num_edges
+    print(
+        f"hub d={d} taken={taken} b={hub_b}: rounds={stats['rounds']} entries read={stats['work']}"
+    )
+    # per batch: a count, four radix passes, a gather; log2(d / 32) + 1 batches
+    assert stats["work"] <= 8 * arcs * (int(np.log2(d / 32)) + 2)
+    assert stats["work"] < d * d
+
+
 # ------------------------------------------------------------- on a GPU
 @pytest.mark.gpu
 @pytest.mark.parametrize("b", [1, 3, 10])

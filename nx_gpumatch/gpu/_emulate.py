@@ -150,6 +150,8 @@ def _check_device_globals(src: str, path: str):
     """Mutable ``__device__`` globals would be per slot here (not per device):
     refuse them rather than emulate them wrongly."""
     code = strip_comments(src)
+    # preprocessor lines (with their continuations) are not declarations
+    code = re.sub(r"(?m)^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", "", code)
     top, depth = [], 0
     for ch in code:
         if ch == "{":

@@ -4,6 +4,9 @@ Written against ``array_module``/``get_module`` only, so the same code runs on
 a CUDA device (``backend="cupy"``) and on the CPU in emulation
 (``backend="emulate"``). b-Suitor returns the greedy b-matching, exactly the
 CPU engine's answer.
+
+``stats``, when given, receives the row entries the kernels read (``work``) and
+the rounds (``rounds``); the tests bound them.
 """
 
 from __future__ import annotations
@@ -15,10 +18,16 @@ import numpy as np
 from nx_gpumatch.gpu._launch import array_module, get_module, to_host
 from nx_gpumatch.gpu.graph import device_graph
 
-__all__ = ["run", "b_suitor"]
+__all__ = ["run", "b_suitor", "DEFINES"]
 
 BLOCK = 128  # threads per block (4 warps, one queued vertex each)
 MAX_GRID = 4096
+# First batch of sorted candidates per vertex: SORT_FACTOR * b(v), at least
+# MIN_BATCH (one per lane); later batches double (Khan et al. sort about b*k).
+SORT_FACTOR = 2
+MIN_BATCH = 32
+# Compiled into kernels/b_matching.cu (see nx_gpumatch.gpu._source.problem_defines).
+DEFINES = {"BLOCK_SIZE": BLOCK}
 EMPTY_WORD = np.uint64(0x7FFFFFFF_FFFFFFFF)
 NO_RANK = 0x7FFFFFFF
 
@@ -39,15 +48,16 @@ def capacities(dg, b):
     return xp.minimum(xp.asarray(b, dtype=xp.int64), deg.astype(xp.int64))
 
 
-def run(graph, b, *, backend="cupy"):
+def run(graph, b, *, backend="cupy", stats=None):
     """Matched edge ids (int64 NumPy, ascending) of the b-matching of ``graph``
     (a host :class:`nx_gpumatch.Graph` or a DeviceGraph); ``b`` gives b(v) per
     vertex (values past the degree mean no limit)."""
     dg = device_graph(graph, backend)
-    return to_host(b_suitor(dg, capacities(dg, b), backend=backend)).astype(np.int64, copy=False)
+    edges = b_suitor(dg, capacities(dg, b), backend=backend, stats=stats)
+    return to_host(edges).astype(np.int64, copy=False)
 
 
-def b_suitor(dg, cap, *, backend="cupy"):
+def b_suitor(dg, cap, *, backend="cupy", stats=None):
     """Delayed b-Suitor in rounds: device array of matched edge ids, ascending."""
     xp = array_module(backend)
     n = dg.num_nodes
@@ -61,7 +71,13 @@ def b_suitor(dg, cap, *, backend="cupy"):
     sptr[1:] = xp.cumsum(cap)
     slots = xp.full(int(sptr[n]), EMPTY_WORD, xp.uint64)
     hint = xp.where(cap > 0, NO_RANK, 0).astype(xp.int32)
-    last = xp.full(n, -1, xp.int32)
+    # each vertex's sorted batch of candidates: inside its own arc range of cbuf
+    cbuf = xp.empty(dg.indices.shape[0], xp.uint64)
+    cpos = dg.indptr[:-1].copy()
+    cend = cpos.copy()
+    clo = xp.full(n, -1, xp.int32)
+    cnext = xp.maximum(SORT_FACTOR * cap, MIN_BATCH).astype(xp.int64)
+    work = None if stats is None else xp.zeros(1, xp.uint64)
     need = cap.astype(xp.uint64)
     q = xp.flatnonzero(cap > 0).astype(xp.int32)
     nextq = xp.empty(n, xp.int32)
@@ -69,17 +85,39 @@ def b_suitor(dg, cap, *, backend="cupy"):
     arc_rank = dg.arc_rank()
     nq = int(q.shape[0])
     q = xp.concatenate([q, xp.empty(n - nq, xp.int32)])
+    rounds = 0
     while nq > 0:
+        rounds += 1
         nqi = np.int32(nq)
         unqueue(_grid(nq), (BLOCK,), (nqi, q, need))
         qtail.fill(0)
         round_k(
             _grid(nq, BLOCK // 32),
             (BLOCK,),
-            (nqi, q, dg.indptr, dg.indices, arc_rank, sptr, slots, hint, last, need, nextq, qtail),
+            (
+                nqi,
+                q,
+                dg.indptr,
+                dg.indices,
+                arc_rank,
+                sptr,
+                slots,
+                hint,
+                cbuf,
+                cpos,
+                cend,
+                clo,
+                cnext,
+                need,
+                nextq,
+                qtail,
+                work,
+            ),
         )
         q, nextq = nextq, q
         nq = int(qtail[0])
+    if stats is not None:
+        stats.update(rounds=rounds, work=int(work[0]))
 
     upper = xp.empty(n, xp.int64)
     total = xp.empty(n, xp.int64)
