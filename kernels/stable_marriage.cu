@@ -1,5 +1,6 @@
-// Stable marriage on the GPU: McVitie-Wilson, one thread per man (seed 000,
-// paper IV, section 4). Read side by side with nx_gpumatch/cpu/stable_marriage.py.
+// Stable marriage on the GPU: McVitie-Wilson, one thread per man (McVitie and
+// Wilson, "The stable marriage problem", CACM 1971; on GPUs after Naim et al.).
+// Read side by side with nx_gpumatch/cpu/stable_marriage.py.
 //
 // Man m's usable list is packed[ptr[m] .. ptr[m+1]), best first; each entry is
 // (her rank of him) << 32 | woman, only for pairs who rank each other.
@@ -8,20 +9,7 @@
 // only make a man try and fail at the CAS, never skip a woman he could win.
 // nxt[m] is where man m resumes when he is displaced.
 
-#define EMPTY_WORD 0x7FFFFFFFFFFFFFFFull
-#define LOW_MASK 0xFFFFFFFFull
-
-// Read what other threads write while this one runs: a volatile load goes to
-// the coherent L2, never to a stale L1 line.
-__device__ __forceinline__ unsigned long long load_word(const unsigned long long* word, long long w)
-{
-    return *(const volatile unsigned long long*)(word + w);
-}
-
-__device__ __forceinline__ long long load_next(const long long* nxt, long long m)
-{
-    return *(const volatile long long*)(nxt + m);
-}
+#include "common.cuh"
 
 // Thread t brings man t into the matching. Whenever a proposal displaces a
 // man, the same thread carries on with him at once (the McVitie-Wilson
@@ -35,7 +23,7 @@ extern "C" __global__ void sm_mcvitie_wilson(int n_men, const long long* __restr
     if (t >= n_men) return;
     long long cur = t;
     while (cur >= 0) {
-        long long e = load_next(nxt, cur);
+        long long e = load_i64(nxt + cur);
         const long long end = ptr[cur + 1];
         long long next = -1;
         bool placed = false;
@@ -44,7 +32,7 @@ extern "C" __global__ void sm_mcvitie_wilson(int n_men, const long long* __restr
             ++e;
             const long long w = (long long)(pe & LOW_MASK);
             const unsigned long long offer = (pe & ~LOW_MASK) | (unsigned long long)cur;
-            unsigned long long seen = load_word(word, w);
+            unsigned long long seen = load_u64(word + w);
             if (offer >= seen) continue;  // she already holds a man she prefers
             // Where cur resumes must be visible before the CAS that lets
             // another thread displace him.
@@ -72,8 +60,8 @@ extern "C" __global__ void sm_mcvitie_wilson(int n_men, const long long* __restr
 // suitor of at most one woman, so writes never collide.
 extern "C" __global__ void sm_mates(int n_women, const unsigned long long* __restrict__ word, long long* mate)
 {
-    for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < n_women;
-         w += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE(w, n_women)
+    {
         const unsigned long long s = word[w];
         if (s != EMPTY_WORD) mate[s & LOW_MASK] = w;
     }
