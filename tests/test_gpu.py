@@ -6,8 +6,12 @@ with the reason (see conftest). The rest runs anywhere: device selection, the
 lazy CuPy import, and RAPIDS inputs (stand-ins built on NumPy/pandas).
 """
 
+import ast
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -62,6 +66,64 @@ def test_device_auto_runs_on_the_cpu_without_a_gpu():
     finally:
         cfg.gpu_min_edges = old
     assert auto == nx_gpumatch.max_weight_matching(G, algorithm="suitor", device="cpu")
+
+
+ROOT = Path(nx_gpumatch.__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(gpu.available(), reason="a usable GPU is present")
+def test_selfcheck_without_a_gpu(tmp_path):
+    """The self-check says there is no GPU, still imports everything and
+    compiles every kernel file through NVRTC, and exits 0."""
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    out = tmp_path / "report.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    res = subprocess.run(
+        [sys.executable, "-m", "nx_gpumatch.gpu.selfcheck", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "No GPU" in res.stdout
+    report = json.loads(out.read_text())
+    assert report["gpu"]["available"] is False and report["gpu"]["reason"]
+    assert report["ok"] is True
+    assert set(report["build"]["imports"].values()) == {"ok"}
+    from nx_gpumatch.gpu._source import kernel_files
+
+    compiled = report["build"]["nvrtc"]
+    assert sorted(compiled) == sorted(p.name for p in kernel_files())
+    assert all(entry["ok"] for entry in compiled.values())
+
+
+def test_selfcheck_rejects_bad_arguments():
+    from nx_gpumatch.gpu import selfcheck
+
+    with pytest.raises(SystemExit):
+        selfcheck.main(["--scale", "0"])
+
+
+def _imports(path):
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+    return names
+
+
+def test_gpu_package_layering():
+    """gpu/ is below the algorithms layer: it never reads the settings (the
+    engine choice is made above it), and the launcher imports the emulation,
+    never the other way round."""
+    gpu_dir = ROOT / "nx_gpumatch" / "gpu"
+    for path in sorted(gpu_dir.glob("*.py")):
+        assert "nx_gpumatch.config" not in _imports(path), f"{path.name} imports the settings"
+    assert "nx_gpumatch.gpu._launch" not in _imports(gpu_dir / "_emulate.py")
+    assert "nx_gpumatch.gpu._emulate" not in _imports(gpu_dir / "_source.py")
 
 
 # Stand-ins for RAPIDS objects: same attributes and module names, NumPy inside.
