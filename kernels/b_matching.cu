@@ -43,7 +43,7 @@
 #define RADIX 256
 
 // Claim the proposals u owes (its QUEUED bit stays).
-__device__ long long take_debts(unsigned long long* need, int u)
+__device__ __forceinline__ long long take_debts(unsigned long long* need, int u)
 {
     unsigned long long old = load_u64(need + u);
     while ((old & COUNT_MASK) != 0) {
@@ -55,7 +55,7 @@ __device__ long long take_debts(unsigned long long* need, int u)
 }
 
 // y lost a proposal: it owes one more, and waits for the next round (queued once).
-__device__ void displace(unsigned long long* need, int y, int* nextq, unsigned long long* qtail)
+__device__ __forceinline__ void displace(unsigned long long* need, int y, int* nextq, unsigned long long* qtail)
 {
     unsigned long long old = load_u64(need + y);
     while (true) {
@@ -66,55 +66,72 @@ __device__ void displace(unsigned long long* need, int y, int* nextq, unsigned l
     if ((old & QUEUED) == 0) nextq[atomicAdd(qtail, 1ull)] = y;
 }
 
-// Whole warp: the largest word of S(v) and its slot (-1 when cap(v) = 0).
-__device__ __forceinline__ unsigned long long worst_suitor(const unsigned long long* slots, long long a, long long e,
-                                                           long long* at)
+// Whole warp: the rank of S(v)'s worst suitor (NO_RANK while a slot is free).
+__device__ __forceinline__ int worst_rank(const unsigned long long* slots, long long a, long long e)
 {
     const int lane = threadIdx.x & 31;
-    unsigned long long mine = 0;
-    long long mine_at = -1;
+    unsigned top = 0;
     for (long long j = a + lane; j < e; j += 32) {
-        const unsigned long long w = load_u64(slots + j);
-        if (mine_at < 0 || w > mine) {
-            mine = w;
-            mine_at = j;
-        }
+        const unsigned r = (unsigned)(load_u64(slots + j) >> 32);
+        top = r > top ? r : top;
     }
-    const unsigned long long top = warp_max_u64(mine_at < 0 ? 0 : mine);
-    const unsigned who = __ballot_sync(FULL_MASK, mine_at >= 0 && mine == top);
-    *at = who ? __shfl_sync(FULL_MASK, mine_at, __ffs(who) - 1) : -1;
-    return top;
+    return (int)warp_max_u32(top);
 }
 
 // Whole warp: make u a suitor of v with the edge of rank r. Returns -2 if the
 // offer does not beat S(v)'s worst suitor, -1 if it took a free slot, else
-// the displaced suitor.
-__device__ long long make_suitor(unsigned long long* slots, const long long* __restrict__ sptr, int* hint, int v,
-                                 int r, int u)
+// the displaced suitor. Occupied slots hold distinct edges, so the rank half
+// of a word names the worst one (empty slots tie: any of them will do); the
+// lane that read it makes the CAS.
+__device__ __forceinline__ long long make_suitor(unsigned long long* slots, const long long* __restrict__ sptr,
+                                                 int* hint, int v, int r, int u)
 {
     const int lane = threadIdx.x & 31;
     const long long a = sptr[v], e = sptr[v + 1];
+    if (a == e) return -2;  // cap(v) = 0
     const unsigned long long offer = ((unsigned long long)r << 32) | (unsigned)u;
     while (true) {
-        long long at;
-        const unsigned long long worst = worst_suitor(slots, a, e, &at);
-        if (at < 0 || offer >= worst) return -2;
-        int won = 0;
-        if (lane == 0) won = atomicCAS(slots + at, worst, offer) == worst;
-        if (!__shfl_sync(FULL_MASK, won, 0)) continue;  // that slot moved: look again
+        unsigned long long mine = 0;
+        long long mine_at = -1;
+        for (long long j = a + lane; j < e; j += 32) {
+            const unsigned long long w = load_u64(slots + j);
+            if (mine_at < 0 || w > mine) {
+                mine = w;
+                mine_at = j;
+            }
+        }
+        const unsigned top = warp_max_u32(mine_at < 0 ? 0u : (unsigned)(mine >> 32));
+        if ((unsigned)r >= top) return -2;
+        const unsigned who = __ballot_sync(FULL_MASK, mine_at >= 0 && (unsigned)(mine >> 32) == top);
+        const int owner = __ffs(who) - 1;
+        long long got = -3;  // lost the slot to another offer: look again
+        if (lane == owner && atomicCAS(slots + mine_at, mine, offer) == mine)
+            got = mine == EMPTY_WORD ? -1 : (long long)(mine & LOW_MASK);
+        got = __shfl_sync(FULL_MASK, got, owner);
+        if (got == -3) continue;
         // Lower the hint to the new worst rank (NO_RANK while a slot is free).
-        long long ignored;
-        const unsigned long long top = worst_suitor(slots, a, e, &ignored);
-        if (lane == 0) atomicMin(hint + v, (int)(top >> 32));
-        return worst == EMPTY_WORD ? -1 : (long long)(worst & LOW_MASK);
+        const int worst = worst_rank(slots, a, e);
+        if (lane == 0) atomicMin(hint + v, worst);
+        return got;
     }
 }
 
-// Whole warp: sort cbuf[b .. b+k) ascending (bitonic, every step puts the
-// smaller key first, so positions past k act as +infinity and are skipped).
-__device__ void warp_sort(unsigned long long* cbuf, long long b, long long k)
+// Whole warp: sort cbuf[b .. b+k) ascending. Up to 32 keys: each lane counts
+// the keys below its own (keys are distinct) and writes it there. More:
+// bitonic, every step puts the smaller key first, so positions past k act as
+// +infinity and are skipped.
+__device__ __forceinline__ void warp_sort(unsigned long long* cbuf, long long b, long long k)
 {
     const int lane = threadIdx.x & 31;
+    if (k <= 32) {
+        const unsigned long long mine = lane < k ? cbuf[b + lane] : 0;
+        int below = 0;
+        for (long long j = 0; j < k; ++j) below += cbuf[b + j] < mine;
+        __syncwarp();  // every lane has read the keys before any moves
+        if (lane < k) cbuf[b + below] = mine;
+        __syncwarp();
+        return;
+    }
     long long size2 = 1;
     while (size2 < k) size2 <<= 1;
     for (long long size = 2; size <= size2; size <<= 1) {
@@ -146,7 +163,7 @@ __device__ void warp_sort(unsigned long long* cbuf, long long b, long long k)
 // Whole warp: the next batch of u's candidates (see the top of the file).
 // Returns its size, 0 when u has no usable edge left. `hist` is the warp's
 // RADIX counters in shared memory; lane 0 adds the row entries read to *read.
-__device__ long long next_batch(int u, const long long* __restrict__ indptr, const int* __restrict__ indices,
+__device__ __forceinline__ long long next_batch(int u, const long long* __restrict__ indptr, const int* __restrict__ indices,
                                 const int* __restrict__ arc_rank, unsigned long long* cbuf, int* clo,
                                 long long* cnext, int* hist, long long* read)
 {
@@ -155,20 +172,15 @@ __device__ long long next_batch(int u, const long long* __restrict__ indptr, con
     const int lo = clo[u];
     const long long want = cnext[u];
     long long left = 0;  // usable ranks above lo
-    int top = -1;
-    for (long long p = b + lane; p < e; p += 32) {
-        const int r = arc_rank[p];
-        if (r > lo && r != NO_RANK) {
-            ++left;
-            top = r > top ? r : top;
-        }
+    for (long long base = b; base < e; base += 32) {
+        const long long p = base + lane;
+        const int r = p < e ? arc_rank[p] : NO_RANK;
+        left += __popc(__ballot_sync(FULL_MASK, r > lo && r != NO_RANK));
     }
     if (lane == 0) *read += e - b;
-    left = warp_sum_i64(left);
     if (left == 0) return 0;
-    top = (int)warp_max_u64((unsigned long long)(top + 1)) - 1;
     // Largest rank to take: all that are left, or the want-th smallest above lo.
-    int last = top;
+    int last = NO_RANK - 1;
     if (left > want) {
         unsigned prefix = 0;
         long long rest = want;  // still to pass, counting from the smallest
@@ -237,13 +249,15 @@ extern "C" __global__ void bs_unqueue(int nq, const int* __restrict__ q, unsigne
     GRID_STRIDE(i, nq) need[q[i]] &= COUNT_MASK;
 }
 
-// One round of delayed b-Suitor: one warp per queued vertex u. The warp reads
+// One round of delayed b-Suitor: one warp per queued vertex u. Launch bounds:
+// at least 4 blocks per SM, which leaves ptxas up to 128 registers (with the
+// default heuristics it stopped at 64 and spilled). The warp reads
 // u's sorted candidates from cpos[u] on, 32 at a time, and proposes to the
 // first whose hint the edge beats (the ones before it are beaten for good:
 // hints only drop); repeat until u owes nothing or has no candidate left.
 // Displaced suitors go to the next round's queue. Only u's warp touches u's
 // cursor, and u is in a round's queue once.
-extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 4)
     bs_round(int nq, const int* __restrict__ q, const long long* __restrict__ indptr, const int* __restrict__ indices,
              const int* __restrict__ arc_rank, const long long* __restrict__ sptr, unsigned long long* slots,
              int* hint, unsigned long long* cbuf, long long* cpos, long long* cend, int* clo, long long* cnext,
@@ -284,7 +298,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
             key = __shfl_sync(FULL_MASK, key, j);
             pos += j + 1;  // never look at this edge again: taken, or beaten for good
             const long long y = make_suitor(slots, sptr, hint, (int)(key & LOW_MASK), (int)(key >> 32), u);
-            if (lane == 0 && y != -2) {
+            if (y == -2) continue;  // the same for every lane
+            if (lane == 0) {
                 --todo;
                 if (y >= 0) displace(need, (int)y, nextq, qtail);
                 if (todo == 0) todo = take_debts(need, u);

@@ -59,6 +59,31 @@ __device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v)
     return v;
 }
 
+// 32-bit warp reductions: one instruction from sm_80 on (and one exchange in
+// the CPU emulation), shuffles before.
+__device__ __forceinline__ unsigned warp_max_u32(unsigned v)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(FULL_MASK, v);
+#else
+    for (int off = 16; off > 0; off >>= 1) {
+        const unsigned o = __shfl_xor_sync(FULL_MASK, v, off);
+        v = o > v ? o : v;
+    }
+    return v;
+#endif
+}
+
+__device__ __forceinline__ unsigned warp_sum_u32(unsigned v)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    return __reduce_add_sync(FULL_MASK, v);
+#else
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(FULL_MASK, v, off);
+    return v;
+#endif
+}
+
 __device__ __forceinline__ long long warp_sum_i64(long long v)
 {
     for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(FULL_MASK, v, off);
