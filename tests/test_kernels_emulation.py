@@ -304,7 +304,7 @@ def _unit_grid(rows, cols):
     return Graph.from_arrays(src, dst, None)
 
 
-def _displaced_hub(d=300):
+def _displaced_hub(d):
     """Hub 0 prefers leaf d, then d-1, ...; leaf i's own partner (id 2d + 1 - i,
     so the partners of the hub's favourites come first) outbids the hub. Run in
     id order, the hub is displaced d times: re-reading its row each time would
@@ -318,11 +318,11 @@ def _displaced_hub(d=300):
 
 
 SHAPES = {
-    "path": lambda: _unit_path(400),
-    "star": lambda: _unit_star(500),
-    "grid": lambda: _unit_grid(20, 20),
-    "displaced-hub": _displaced_hub,
-    "random": lambda: gen.random_graph(400, 2400, seed=3, weights=None),
+    "path": lambda: _unit_path(260),
+    "star": lambda: _unit_star(300),
+    "grid": lambda: _unit_grid(16, 16),
+    "displaced-hub": lambda: _displaced_hub(200),
+    "random": lambda: gen.random_graph(300, 1500, seed=3, weights=None),
 }
 
 
