@@ -216,8 +216,11 @@ def _dtype_fits(code, dtype):
 
 
 def check_args(name, params, args, xp):
-    """Raise TypeError unless ``args`` match the kernel's parameters (see the
-    module docstring for the rules)."""
+    """Raise TypeError unless ``args`` match the kernel's parameters: arrays of
+    ``xp`` (C-contiguous, of the declared element type; None for a null
+    pointer) and scalars as NumPy scalars of the declared type (a Python int
+    may stand for a 64-bit integer, a float for a double, a bool for a bool, as
+    CuPy passes them). A mismatch would be silent corruption on the GPU."""
     if len(args) != len(params):
         raise TypeError(
             f"kernel {name} takes {len(params)} arguments ({', '.join(p.name for p in params)}), got {len(args)}"
