@@ -144,11 +144,15 @@ def local_max(dg, *, backend="cupy", stats=None, rounds_per_sync=ROUNDS_PER_SYNC
     matched = xp.empty(n, xp.int32)
     rounds = xp.zeros(1, xp.int64)
     work = _work_counter(xp, stats)
-    grid = _grid(n)
     nn = np.int32(n)
     rnd = 0
     syncs = 0
+    size = n
     for batch in _batches(rounds_per_sync):
+        # Kernels loop over whatever the worklist holds; the grid only follows
+        # its size as of the last wait, so idle blocks are not launched by the
+        # hundred on a long chain of small rounds.
+        grid = _grid(size)
         for _ in range(batch):
             p = np.int32(rnd & 1)
             r = np.int64(rnd)
@@ -163,7 +167,8 @@ def local_max(dg, *, backend="cupy", stats=None, rounds_per_sync=ROUNDS_PER_SYNC
             )
             rnd += 1
         syncs += 1
-        if int(sizes[rnd & 1]) == 0:
+        size = int(sizes[rnd & 1])
+        if size == 0:
             break
     _record(stats, work, rounds=int(rounds[0]), host_syncs=syncs)
     return mate
