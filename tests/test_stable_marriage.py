@@ -573,3 +573,38 @@ def test_bad_dense_array_input(men, match):
     women = np.array([[0, 1], [1, 0]])
     with pytest.raises(ValueError, match=match):
         nx_gpumatch.stable_marriage(men, women)
+
+
+# ------------------------------------------------- integer names (fast path)
+def test_integer_names_take_the_table_path_with_dict_semantics():
+    rng = np.random.default_rng(5)
+    n = 30
+    men = {100 + i: [200 + int(j) for j in rng.permutation(n)] for i in range(n)}
+    women = {200 + i: rng.permutation(n) + 100 for i in range(n)}  # numpy rows
+    got = nx_gpumatch.stable_marriage(men, women)
+    strs = nx_gpumatch.stable_marriage(
+        {str(m): [str(w) for w in ws] for m, ws in men.items()},
+        {str(w): [str(m) for m in ms.tolist()] for w, ms in women.items()},
+    )
+    assert got == {int(m): int(w) for m, w in strs.items()}
+    assert all(type(m) is int and type(w) is int for m, w in got.items())
+    # a float equal to a name is that name, as in a dict lookup
+    men_f = dict(men)
+    men_f[100] = [float(x) for x in men[100]]
+    assert nx_gpumatch.stable_marriage(men_f, women) == got
+
+
+@pytest.mark.parametrize(
+    "bad,match",
+    [(999, "ranks 999, who is not among the women"), ("x", "ranks 'x'"), (-5, "ranks -5")],
+)
+def test_integer_names_unknown_entry(bad, match):
+    men = {0: [10, 11], 1: [11, bad]}
+    women = {10: [0, 1], 11: [1, 0]}
+    with pytest.raises(ValueError, match=match):
+        nx_gpumatch.stable_marriage(men, women)
+
+
+def test_integer_names_repeat():
+    with pytest.raises(ValueError, match="ranks 10 twice"):
+        nx_gpumatch.stable_marriage({0: [10, 10]}, {10: [0]})

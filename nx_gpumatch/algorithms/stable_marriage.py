@@ -146,6 +146,9 @@ def _encode(prefs, index, who, other):
     total = int(ptr[-1])
     from itertools import chain
 
+    choices = _encode_int_names(lists, index, total)
+    if choices is not None:
+        return ptr, choices
     try:
         choices = np.fromiter(map(index.__getitem__, chain.from_iterable(lists)), np.int32, total)
     except (KeyError, TypeError):
@@ -159,6 +162,42 @@ def _encode(prefs, index, who, other):
                     ) from None
         raise
     return ptr, choices
+
+
+def _encode_int_names(lists, index, total):
+    """Vectorized encoding when the other side's names are integers over a
+    compact range (the common programmatic case): one lookup table instead of a
+    dict lookup per entry. None when it does not apply or an entry is not a
+    known name (the general path then reports the error)."""
+    if not index or total == 0:
+        return None
+    keys = np.fromiter(index, dtype=object, count=len(index))
+    if not all(type(k) is int for k in keys.tolist()):  # bools, floats, numpy scalars: general path
+        return None
+    keys = keys.astype(np.int64)
+    lo = int(keys.min())
+    span = int(keys.max()) - lo + 1
+    if span > 4 * len(keys) + 1024:
+        return None
+    if all(isinstance(v, np.ndarray) for v in lists):
+        flat = np.concatenate(lists) if lists else np.empty(0, np.int64)
+    else:
+        from itertools import chain
+
+        flat = np.array(list(chain.from_iterable(lists)))
+    # Integer entries only: a float or string must go through the dict, whose
+    # equality rules (1.0 == 1) and error messages are the reference.
+    if flat.ndim != 1 or flat.shape[0] != total or flat.dtype.kind not in "iu":
+        return None
+    flat = flat.astype(np.int64, copy=False) - lo
+    if flat.size and (flat.min() < 0 or flat.max() >= span):
+        return None
+    lut = np.full(span, -1, np.int32)
+    lut[keys - lo] = np.arange(len(keys), dtype=np.int32)
+    choices = lut[flat]
+    if choices.size and choices.min() < 0:
+        return None
+    return choices
 
 
 def _csr_side(side, argname):

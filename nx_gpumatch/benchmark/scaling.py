@@ -60,7 +60,7 @@ def _ours(family, g, engine):
         return lambda: gm.b_matching(g, b, device=engine)
     if family == "exact":
         return lambda: gm.max_weight_matching(g)
-    return lambda: gm.louvain_communities(g, seed=1, device=engine)
+    return lambda: gm.louvain_communities(g, seed=1, device=engine, progress=False)
 
 
 def _anchor(family, g):
