@@ -24,6 +24,8 @@ from nx_gpumatch.cpu.atomics import atomic_add, atomic_load, atomic_store, cas
 
 NO_RANK = 0x7FFFFFFF
 LOW = np.int64(0xFFFFFFFF)
+# Helpers called only from jitted code are built with no_cpython_wrapper: no
+# Python entry point to compile for them.
 # Only explicit prange loops run in parallel: an array expression turned into a
 # parallel loop would wake all threads for trivial work, which dominates on
 # small graphs and on a busy machine.
@@ -77,7 +79,7 @@ def prefetch(typingctx, arr, idx):
 
 
 # ----------------------------------------------------------------- shared
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _count_usable(u, indptr, arc_rank, deg):
     c = 0
     for p in range(indptr[u], indptr[u + 1]):
@@ -104,7 +106,7 @@ def capacities(b, deg):
     return np.minimum(b, deg).astype(np.int32)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _fill_row(u, indptr, indices, arc_rank, key):
     """Copy u's usable arcs as packed keys to the front of its CSR slot; returns the end."""
     w = indptr[u]
@@ -116,7 +118,7 @@ def _fill_row(u, indptr, indices, arc_rank, key):
     return w
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _sort_range(key, a, e):
     if e - a <= 16:
         for i in range(a + 1, e):
@@ -130,7 +132,7 @@ def _sort_range(key, a, e):
         key[a:e].sort()
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _select(key, a, e, t):
     """Reorder key[a:e] so that key[a:t] holds its t - a smallest keys (distinct keys)."""
     lo = a
@@ -167,7 +169,7 @@ def _select(key, a, e, t):
             return
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _extend_sorted(key, a, e, k):
     """Bring the next k keys of the row tail key[a:e] to its front, sorted;
     returns the new end of the sorted part."""
@@ -323,7 +325,7 @@ def _batch(first, start, s):
     return max(first, s - start)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _prepare(
     u,
     indptr,
@@ -360,7 +362,7 @@ def _prepare(
         prefetch(rec, _base(key[j] & LOW, stride, hptr))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _propose(
     u,
     indptr,
@@ -430,7 +432,7 @@ def _propose(
     sorted_end[u] = s
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _run_block(
     q,
     lo,
@@ -612,14 +614,14 @@ def _suitor_init(cap, rec, stride, hptr):
             _init_record(np.int64(i), cap, rec, stride, hptr)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _init_record(v, cap, rec, stride, hptr):
     b = _base(v, stride, hptr)
     rec[b] = (np.int64(NO_RANK) << 32) if cap[v] > 0 else np.int64(0)  # unlocked, empty
     rec[b + 1] = cap[v]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _count_upper(v, rec, stride, hptr, cnt):
     b = _base(v, stride, hptr)
     size = (rec[b] >> 1) & 0x7FFFFFFF
@@ -631,7 +633,7 @@ def _count_upper(v, rec, stride, hptr, cnt):
     return size
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _write_upper(v, rec, stride, hptr, indptr, indices, arc_edge, off, out):
     a = off[v]
     w = off[v + 1]
@@ -756,7 +758,7 @@ def b_suitor(n, indptr, indices, arc_rank, arc_edge, cap, batch=BATCH, min_batch
 
 
 # ------------------------------------------------------- locally dominant
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _sorted_row(u, indptr, indices, arc_rank, key, rend):
     e = _fill_row(u, indptr, indices, arc_rank, key)
     _sort_range(key, indptr[u], e)
@@ -778,7 +780,7 @@ def sorted_rows(n, indptr, indices, arc_rank):
     return key, rend
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _window(u, key, head, rend, left, cnt, wlast):
     """Gather u's left[u] best live entries into the window key[head[u]:p), dropping
     dead entries (matched edges, full neighbours) on the way."""
@@ -806,7 +808,7 @@ def _window(u, key, head, rend, left, cnt, wlast):
     wlast[u] = np.int32(key[p - 1] >> 32) if found == c and found > 0 else NO_RANK
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _mutual(u, key, head, cnt, wlast, take, order):
     got = 0
     for j in range(head[u], head[u] + cnt[u]):
