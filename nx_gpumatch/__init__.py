@@ -28,6 +28,7 @@ from nx_gpumatch.algorithms.stable_marriage import (
     stable_marriage_instance,
 )
 from nx_gpumatch.graph import Graph
+from nx_gpumatch.warmup import warmup
 
 __version__ = "0.1.0"
 
@@ -54,4 +55,6 @@ __all__ = [
     # communities
     "louvain_communities",
     "louvain_partitions",
+    # first use
+    "warmup",
 ]

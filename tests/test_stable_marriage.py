@@ -527,3 +527,84 @@ def test_cli_subcommand(argv, capsys):
         ["stable-marriage", "-n", "10", "-a", "gale_shapley", "--device", "gpu"]
     )
     assert args.func(args) == 2
+
+
+# ------------------------------------------------------------ 2-D arrays
+def test_dense_array_input_equals_csr_and_dicts():
+    rng = np.random.default_rng(3)
+    n = 40
+    men = np.array([rng.permutation(n) for _ in range(n)])
+    women = np.array([rng.permutation(n) for _ in range(n)], dtype=np.int16)
+    csr_men = (np.arange(n + 1) * n, men.reshape(-1))
+    csr_women = (np.arange(n + 1) * n, women.reshape(-1))
+    got = nx_gpumatch.stable_marriage(men, women)
+    assert isinstance(got, np.ndarray) and got.dtype == np.int64
+    assert np.array_equal(got, nx_gpumatch.stable_marriage(csr_men, csr_women))
+    assert np.array_equal(got, nx_gpumatch.stable_marriage(men, csr_women))  # forms mix
+    assert np.array_equal(got, nx_gpumatch.stable_marriage(men.tolist(), women.tolist()))
+    dmen = {i: men[i].tolist() for i in range(n)}
+    dwomen = {i: women[i].tolist() for i in range(n)}
+    as_dict = nx_gpumatch.stable_marriage(dmen, dwomen)
+    assert as_dict == {m: int(w) for m, w in enumerate(got.tolist())}
+    assert nx_gpumatch.is_stable(got, men, women)
+    assert nx_gpumatch.blocking_pair(got, men, women) is None
+
+
+def test_dense_array_shapes_may_differ():
+    # 3 men ranking 2 women each, 2 women ranking 3 men each.
+    men = np.array([[0, 1], [1, 0], [0, 1]])
+    women = np.array([[2, 0, 1], [1, 2, 0]])
+    mate = nx_gpumatch.stable_marriage(men, women)
+    assert nx_gpumatch.is_stable(mate, men, women)
+    assert sorted(mate.tolist()) == [-1, 0, 1]
+
+
+@pytest.mark.parametrize(
+    "men,match",
+    [
+        (np.array([[0, 0], [1, 0]]), "ranks 0 twice"),
+        (np.array([[0, 2], [1, 0]]), "numbered 0..1"),
+        (np.array([[0.0, 1.0], [1.0, 0.0]]), "integer ids"),
+        (np.zeros((2, 2, 2), np.int64), "must be 2-D"),
+        (np.array([[0, 2**40], [1, 0]]), "int32"),
+    ],
+)
+def test_bad_dense_array_input(men, match):
+    women = np.array([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match=match):
+        nx_gpumatch.stable_marriage(men, women)
+
+
+# ------------------------------------------------- integer names (fast path)
+def test_integer_names_take_the_table_path_with_dict_semantics():
+    rng = np.random.default_rng(5)
+    n = 30
+    men = {100 + i: [200 + int(j) for j in rng.permutation(n)] for i in range(n)}
+    women = {200 + i: rng.permutation(n) + 100 for i in range(n)}  # numpy rows
+    got = nx_gpumatch.stable_marriage(men, women)
+    strs = nx_gpumatch.stable_marriage(
+        {str(m): [str(w) for w in ws] for m, ws in men.items()},
+        {str(w): [str(m) for m in ms.tolist()] for w, ms in women.items()},
+    )
+    assert got == {int(m): int(w) for m, w in strs.items()}
+    assert all(type(m) is int and type(w) is int for m, w in got.items())
+    # a float equal to a name is that name, as in a dict lookup
+    men_f = dict(men)
+    men_f[100] = [float(x) for x in men[100]]
+    assert nx_gpumatch.stable_marriage(men_f, women) == got
+
+
+@pytest.mark.parametrize(
+    "bad,match",
+    [(999, "ranks 999, who is not among the women"), ("x", "ranks 'x'"), (-5, "ranks -5")],
+)
+def test_integer_names_unknown_entry(bad, match):
+    men = {0: [10, 11], 1: [11, bad]}
+    women = {10: [0, 1], 11: [1, 0]}
+    with pytest.raises(ValueError, match=match):
+        nx_gpumatch.stable_marriage(men, women)
+
+
+def test_integer_names_repeat():
+    with pytest.raises(ValueError, match="ranks 10 twice"):
+        nx_gpumatch.stable_marriage({0: [10, 10]}, {10: [0]})

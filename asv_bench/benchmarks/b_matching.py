@@ -7,8 +7,9 @@ algorithms alone.
 
 import numpy as np
 
+import nx_gpumatch as gm
 from nx_gpumatch import generators
-from nx_gpumatch.algorithms.b_matching import b_matching_edges
+from nx_gpumatch.benchmark import networkit_graph
 
 SIZES = [(10_000, 80_000), (100_000, 800_000), (1_000_000, 8_000_000)]
 B_VALUES = [1, 3, 10]
@@ -31,15 +32,17 @@ class BMatching:
     def setup(self, graphs, size, b, algorithm):
         self.g = graphs[size]
         self.b = np.full(self.g.num_nodes, b)
-        b_matching_edges(self.g, self.b, algorithm, device="cpu")  # compile / load kernels
+        self.algorithm = algorithm
+        self.run()  # compile / load kernels
+
+    def run(self):
+        return gm.b_matching(self.g, self.b, algorithm=self.algorithm, device="cpu")
 
     def time_b_matching(self, graphs, size, b, algorithm):
-        b_matching_edges(self.g, self.b, algorithm, device="cpu")
+        self.run()
 
     def track_weight(self, graphs, size, b, algorithm):
-        return float(
-            self.g.edge_weight[b_matching_edges(self.g, self.b, algorithm, device="cpu")].sum()
-        )
+        return gm.b_matching_weight(self.g, self.run())
 
 
 class NetworKitBSuitor:
@@ -57,12 +60,7 @@ class NetworKitBSuitor:
         n, m = map(int, size.split("/"))
         g = generators.random_graph(n, m, seed=0)
         self.nk = nk
-        self.nkg = nk.GraphFromCoo(
-            (g.edge_weight, (g.edge_src.astype(np.uint64), g.edge_dst.astype(np.uint64))),
-            n=g.num_nodes,
-            weighted=True,
-            directed=False,
-        )
+        self.nkg = networkit_graph(g)
 
     def time_bsuitor(self, size, b):
         m = self.nk.matching.BSuitorMatcher(self.nkg, b)

@@ -5,7 +5,8 @@ slow run) is in ``python -m nx_gpumatch.benchmark louvain``."""
 import numpy as np
 
 import nx_gpumatch as gm
-from nx_gpumatch.benchmark.louvain import _graph, _networkit_graph, modularity
+from nx_gpumatch.benchmark import networkit_graph as _networkit_graph
+from nx_gpumatch.benchmark.louvain import _graph, modularity
 
 SIZES = ["100000/800000", "1000000/8000000"]
 

@@ -1,12 +1,15 @@
-"""Stable marriage front end (SM and SMI, seed 000 paper IV).
+"""Stable marriage front end (SM and SMI; Naim et al.).
 
-Two input forms, the same for men and women:
+Input forms (men and women alike; dicts go with dicts):
 
 * dict form: ``{person: [best, second, ...]}`` with any hashable names. The
   result is a dict man -> woman (unmatched men absent).
 * array form: an ``(indptr, choices)`` tuple per side, CSR style: person i ranks
   ``choices[indptr[i]:indptr[i+1]]`` (ids of the other side), best first. The
   result is an int64 array, woman id per man or -1.
+* 2-D integer array: row i is person i's complete list, best first (the
+  same as an ``(indptr, choices)`` tuple with rows of equal length; the two
+  array forms can be mixed). Same result as the tuple form.
 
 Lists may be incomplete (SMI): a pair can marry only if each ranks the other;
 a name ranked by one side only is ignored. The answer is the unique
@@ -87,7 +90,7 @@ def prepare_preferences(men_prefs, women_prefs, *, threads=None):
     if isinstance(men_prefs, Mapping) or isinstance(women_prefs, Mapping):
         if not (isinstance(men_prefs, Mapping) and isinstance(women_prefs, Mapping)):
             raise ValueError(
-                "men_prefs and women_prefs must both be dicts, or both (indptr, choices) tuples"
+                "men_prefs and women_prefs must both be dicts, or both arrays ((indptr, choices) tuples or 2-D arrays)"
             )
         men, women, (m_ptr, m_ch), (w_ptr, w_ch) = _from_dicts(men_prefs, women_prefs)
     else:
@@ -143,6 +146,9 @@ def _encode(prefs, index, who, other):
     total = int(ptr[-1])
     from itertools import chain
 
+    choices = _encode_int_names(lists, index, total)
+    if choices is not None:
+        return ptr, choices
     try:
         choices = np.fromiter(map(index.__getitem__, chain.from_iterable(lists)), np.int32, total)
     except (KeyError, TypeError):
@@ -158,10 +164,48 @@ def _encode(prefs, index, who, other):
     return ptr, choices
 
 
+def _encode_int_names(lists, index, total):
+    """Vectorized encoding when the other side's names are integers over a
+    compact range (the common programmatic case): one lookup table instead of a
+    dict lookup per entry. None when it does not apply or an entry is not a
+    known name (the general path then reports the error)."""
+    if not index or total == 0:
+        return None
+    keys = np.fromiter(index, dtype=object, count=len(index))
+    if not all(type(k) is int for k in keys.tolist()):  # bools, floats, numpy scalars: general path
+        return None
+    keys = keys.astype(np.int64)
+    lo = int(keys.min())
+    span = int(keys.max()) - lo + 1
+    if span > 4 * len(keys) + 1024:
+        return None
+    if all(isinstance(v, np.ndarray) for v in lists):
+        flat = np.concatenate(lists) if lists else np.empty(0, np.int64)
+    else:
+        from itertools import chain
+
+        flat = np.array(list(chain.from_iterable(lists)))
+    # Integer entries only: a float or string must go through the dict, whose
+    # equality rules (1.0 == 1) and error messages are the reference.
+    if flat.ndim != 1 or flat.shape[0] != total or flat.dtype.kind not in "iu":
+        return None
+    flat = flat.astype(np.int64, copy=False) - lo
+    if flat.size and (flat.min() < 0 or flat.max() >= span):
+        return None
+    lut = np.full(span, -1, np.int32)
+    lut[keys - lo] = np.arange(len(keys), dtype=np.int32)
+    choices = lut[flat]
+    if choices.size and choices.min() < 0:
+        return None
+    return choices
+
+
 def _csr_side(side, argname):
+    if isinstance(side, (np.ndarray, list)):
+        return _dense_side(side, argname)
     if not isinstance(side, tuple) or len(side) != 2:
         raise ValueError(
-            f"{argname} must be a dict of preference lists or an (indptr, choices) tuple, got {type(side).__name__}"
+            f"{argname} must be a dict of preference lists, an (indptr, choices) tuple or a 2-D integer array (one list per row), got {type(side).__name__}"
         )
     indptr = np.asarray(side[0])
     choices = np.asarray(side[1])
@@ -179,6 +223,26 @@ def _csr_side(side, argname):
             raise ValueError(f"{argname}: choices must be ids that fit in int32")
         choices = choices.astype(np.int32)
     return indptr, np.ascontiguousarray(choices)
+
+
+def _dense_side(side, argname):
+    """A 2-D array, row i = person i's complete list (ids of the other side), as CSR."""
+    arr = np.asarray(side)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{argname}: an array of preferences must be 2-D (one list per row), or pass an (indptr, choices) tuple; got {arr.ndim}-D"
+        )
+    if arr.size and arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"{argname}: a 2-D preference array must hold integer ids, got {arr.dtype}"
+        )
+    rows, k = arr.shape
+    choices = arr.reshape(-1)
+    if choices.dtype != np.int32:
+        if choices.size and (choices.min() < -(2**31) or choices.max() >= 2**31):
+            raise ValueError(f"{argname}: choices must be ids that fit in int32")
+        choices = choices.astype(np.int32)
+    return np.arange(rows + 1, dtype=np.int64) * k, np.ascontiguousarray(choices)
 
 
 def _check_side(csm, ptr, choices, n_other, parts, names, other_names, who, other):
@@ -202,7 +266,7 @@ def solve(prefs, *, algorithm="mcvitie_wilson", engine="parallel", threads=None,
 
     ``mate`` is the man -> woman id array (-1 unmatched); ``proposals`` is the
     number of list entries the men considered (for each man, his list up to and
-    including his wife, or all of it), the proposal count seed 000 reports.
+    including his wife, or all of it), the proposal count Naim et al. report.
     ``engine`` is "sequential", "parallel" (CPU threads) or "gpu" (McVitie-
     Wilson only; ``backend`` "cupy", or "emulate" to run the kernel on the CPU).
     """
@@ -263,7 +327,7 @@ def stable_marriage(
 
     Parameters
     ----------
-    men_prefs, women_prefs : dict of lists, or (indptr, choices) tuples
+    men_prefs, women_prefs : dicts of lists, (indptr, choices) tuples or 2-D arrays
         Preference lists, best first (see the module docs). Lists may be
         incomplete or empty; counts of men and women may differ.
         ``men_prefs`` may instead be a :class:`Preferences` from
@@ -386,7 +450,7 @@ def is_stable(matching, men_prefs, women_prefs=None):
 
 # ----------------------------------------------------------- generators
 def stable_marriage_instance(kind, n, seed=0, *, threads=None):
-    """Seed 000's random instances, in array form: ``(men, women)`` with each
+    """The random instances of Naim et al., in array form: ``(men, women)`` with each
     side an ``(indptr, choices)`` tuple (int64, int32).
 
     kind="easy": man m ranks (1 + eps_m) ln n distinct random women (eps_m
@@ -427,7 +491,7 @@ def _graph_smi(graph):
 
 
 def smi_from_graph(G, weight="weight"):
-    """The SMI instance of seed 000 Lemma 3.1 for a weighted graph.
+    """The SMI instance of Naim et al. (Lemma 3.1) for a weighted graph.
 
     Man i and woman i both stand for vertex i (the order of ``G.nodes``); each
     ranks the other side's copies of its neighbours by the package's edge
@@ -445,7 +509,7 @@ def greedy_matching_smi(
 ):
     """The greedy matching of a weighted graph, computed as a stable marriage.
 
-    By seed 000 Lemma 3.1 the stable matching of :func:`smi_from_graph`'s
+    By Lemma 3.1 of Naim et al. the stable matching of :func:`smi_from_graph`'s
     instance pairs man i with woman j exactly when edge (i, j) is in the greedy
     matching, so this equals ``max_weight_matching(G, algorithm="greedy")``.
     Returns the same result types as that function.

@@ -1,4 +1,4 @@
-"""Benchmarks that print ratios against the anchors named in DESIGN.md.
+"""Benchmarks that print ratios against the anchors of each problem (see the README).
 
 Run ``python -m nx_gpumatch.benchmark <problem> [options]``; each problem is a
 module here with a ``main(argv)``. Timings are medians of repeated runs, and every
@@ -8,7 +8,15 @@ ratio compares runs made in the same process on the same machine.
 import statistics
 import time
 
-PROBLEMS = ("matching", "b_matching", "stable_marriage", "exact_matching", "louvain")
+PROBLEMS = (
+    "matching",
+    "b_matching",
+    "stable_marriage",
+    "exact_matching",
+    "louvain",
+    "cold_start",
+    "scaling",
+)
 
 
 def median_time(fn, repeat=5, warmup=1):

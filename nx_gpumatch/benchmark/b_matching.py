@@ -7,7 +7,7 @@ from the same edges) and our b-Suitor run alternately, R times each, and each
 time is the median of its R runs, so both see the same machine load. Our runs
 reuse the edge ranking the Graph caches after its first use ("warm"); the
 ranking is timed once, and a "cold" pair of runs (--cold-b) includes it.
-"deg10" is seed 004's b(v) = min(10, deg v), which gives the same b-matching
+"deg10" is Khan et al.'s b(v) = min(10, deg v), which gives the same b-matching
 as b = 10 (b past the degree is no limit).
 """
 

@@ -3,7 +3,7 @@
 A b-matching takes at most ``cap[v]`` edges at each vertex v. All three kernels
 compare edges by ``arc_rank`` (0 = best, NO_RANK = never usable), a total order
 without ties, so each returns exactly the greedy b-matching under the package's
-edge order, whatever the thread count (seed 004, Theorem 1).
+edge order, whatever the thread count (Khan et al. 2016, Theorem 1).
 
 ``cap`` is b clipped to each vertex's number of usable edges (``capacities``).
 Results are the ids of the matched edges, ascending.
@@ -19,10 +19,13 @@ from numba.core import cgutils
 from numba.core.cpu import ParallelOptions
 from numba.extending import intrinsic
 
+from nx_gpumatch.cpu import kernel
 from nx_gpumatch.cpu.atomics import atomic_add, atomic_load, atomic_store, cas
 
 NO_RANK = 0x7FFFFFFF
 LOW = np.int64(0xFFFFFFFF)
+# Helpers called only from jitted code are built with no_cpython_wrapper: no
+# Python entry point to compile for them.
 # Only explicit prange loops run in parallel: an array expression turned into a
 # parallel loop would wake all threads for trivial work, which dominates on
 # small graphs and on a busy machine.
@@ -39,7 +42,7 @@ PRANGE_ONLY = ParallelOptions(
         "inplace_binop": False,
     }
 )
-# Partial sorting (seed 004 §III): a row is ordered BATCH·cap(u) keys at a time
+# Partial sorting (Khan et al. 2016, §III): a row is ordered BATCH·cap(u) keys at a time
 # (at least MIN_BATCH), since a vertex rarely looks far down its list. Tails of
 # at most SHORT keys are ordered by selection instead of partitioning.
 BATCH = 2
@@ -76,7 +79,7 @@ def prefetch(typingctx, arr, idx):
 
 
 # ----------------------------------------------------------------- shared
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _count_usable(u, indptr, arc_rank, deg):
     c = 0
     for p in range(indptr[u], indptr[u + 1]):
@@ -85,7 +88,7 @@ def _count_usable(u, indptr, arc_rank, deg):
     deg[u] = c
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
+@kernel(parallel=PRANGE_ONLY)
 def usable_degree(n, indptr, arc_rank):
     """Number of usable (positive-weight) edges at each vertex."""
     deg = np.empty(n, np.int64)
@@ -103,7 +106,7 @@ def capacities(b, deg):
     return np.minimum(b, deg).astype(np.int32)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _fill_row(u, indptr, indices, arc_rank, key):
     """Copy u's usable arcs as packed keys to the front of its CSR slot; returns the end."""
     w = indptr[u]
@@ -115,7 +118,7 @@ def _fill_row(u, indptr, indices, arc_rank, key):
     return w
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _sort_range(key, a, e):
     if e - a <= 16:
         for i in range(a + 1, e):
@@ -129,7 +132,7 @@ def _sort_range(key, a, e):
         key[a:e].sort()
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _select(key, a, e, t):
     """Reorder key[a:e] so that key[a:t] holds its t - a smallest keys (distinct keys)."""
     lo = a
@@ -166,7 +169,7 @@ def _select(key, a, e, t):
             return
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _extend_sorted(key, a, e, k):
     """Bring the next k keys of the row tail key[a:e] to its front, sorted;
     returns the new end of the sorted part."""
@@ -322,7 +325,7 @@ def _batch(first, start, s):
     return max(first, s - start)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _prepare(
     u,
     indptr,
@@ -359,7 +362,7 @@ def _prepare(
         prefetch(rec, _base(key[j] & LOW, stride, hptr))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _propose(
     u,
     indptr,
@@ -429,7 +432,7 @@ def _propose(
     sorted_end[u] = s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _run_block(
     q,
     lo,
@@ -600,7 +603,7 @@ def _round_serial(
     )
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
+@kernel(parallel=PRANGE_ONLY)
 def _suitor_init(cap, rec, stride, hptr):
     n = cap.shape[0]
     if n >= PARALLEL_MIN:
@@ -611,14 +614,14 @@ def _suitor_init(cap, rec, stride, hptr):
             _init_record(np.int64(i), cap, rec, stride, hptr)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _init_record(v, cap, rec, stride, hptr):
     b = _base(v, stride, hptr)
     rec[b] = (np.int64(NO_RANK) << 32) if cap[v] > 0 else np.int64(0)  # unlocked, empty
     rec[b + 1] = cap[v]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _count_upper(v, rec, stride, hptr, cnt):
     b = _base(v, stride, hptr)
     size = (rec[b] >> 1) & 0x7FFFFFFF
@@ -630,7 +633,7 @@ def _count_upper(v, rec, stride, hptr, cnt):
     return size
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _write_upper(v, rec, stride, hptr, indptr, indices, arc_edge, off, out):
     a = off[v]
     w = off[v + 1]
@@ -654,7 +657,7 @@ def _write_upper(v, rec, stride, hptr, indptr, indices, arc_edge, off, out):
             t += 1
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
+@kernel(parallel=PRANGE_ONLY)
 def _suitor_count(n, rec, stride, hptr, cnt):
     """cnt[v + 1] = suitors of v with a larger id; returns the number of suitors."""
     entries = 0
@@ -667,7 +670,7 @@ def _suitor_count(n, rec, stride, hptr, cnt):
     return entries
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
+@kernel(parallel=PRANGE_ONLY)
 def _suitor_write(n, rec, stride, hptr, indptr, indices, arc_edge, off, out):
     if n >= PARALLEL_MIN:
         for i in prange(n):
@@ -679,7 +682,7 @@ def _suitor_write(n, rec, stride, hptr, indptr, indices, arc_edge, off, out):
 
 def _suitor_edges(n, rec, stride, hptr, indptr, indices, arc_edge):
     """Matched edge ids, ascending, and the number of suitor entries. At the end
-    every suitor relation is mutual (seed 004 §III), so each edge is read from its
+    every suitor relation is mutual (Khan et al. 2016, §III), so each edge is read from its
     smaller end. A vertex's edges to higher ids have contiguous ids ordered by
     that id, so sorting each vertex's few entries sorts the whole list."""
     cnt = np.zeros(n + 1, np.int64)
@@ -691,7 +694,7 @@ def _suitor_edges(n, rec, stride, hptr, indptr, indices, arc_edge):
 
 
 def b_suitor(n, indptr, indices, arc_rank, arc_edge, cap, batch=BATCH, min_batch=MIN_BATCH):
-    """Parallel b-Suitor, delayed and partially sorted (seed 004 §III): vertices propose
+    """Parallel b-Suitor, delayed and partially sorted (Khan et al. 2016, §III): vertices propose
     best-first; a displaced suitor waits for the next round. Equals greedy."""
     cap = np.ascontiguousarray(cap, np.int32)
     maxcap = int(cap.max()) if n else 0
@@ -755,14 +758,14 @@ def b_suitor(n, indptr, indices, arc_rank, arc_edge, cap, batch=BATCH, min_batch
 
 
 # ------------------------------------------------------- locally dominant
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _sorted_row(u, indptr, indices, arc_rank, key, rend):
     e = _fill_row(u, indptr, indices, arc_rank, key)
     _sort_range(key, indptr[u], e)
     rend[u] = e
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
+@kernel(parallel=PRANGE_ONLY)
 def sorted_rows(n, indptr, indices, arc_rank):
     """Each row's usable arcs as packed keys, best first, in place of the CSR
     slots; returns (key, row end)."""
@@ -777,7 +780,7 @@ def sorted_rows(n, indptr, indices, arc_rank):
     return key, rend
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _window(u, key, head, rend, left, cnt, wlast):
     """Gather u's left[u] best live entries into the window key[head[u]:p), dropping
     dead entries (matched edges, full neighbours) on the way."""
@@ -805,7 +808,7 @@ def _window(u, key, head, rend, left, cnt, wlast):
     wlast[u] = np.int32(key[p - 1] >> 32) if found == c and found > 0 else NO_RANK
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _mutual(u, key, head, cnt, wlast, take, order):
     got = 0
     for j in range(head[u], head[u] + cnt[u]):
@@ -820,7 +823,7 @@ def _mutual(u, key, head, cnt, wlast, take, order):
     return got
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)
+@kernel(parallel=PRANGE_ONLY)
 def _ld_rounds(key, rend, head, left, active, cnt, wlast, dec, take, order):
     """Rounds until no vertex has room and a live edge; marks take[e]. Returns
     the number of rounds."""

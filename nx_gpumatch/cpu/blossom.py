@@ -41,7 +41,14 @@ expanding never copy vertex lists.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+
+# Argument types of small helpers called with constants and with int32 or int64
+# ids: one explicit signature each, instead of one compiled copy per literal
+# value and integer width. Helpers are built with no_cpython_wrapper: they are
+# only called from jitted code, so no Python entry point is compiled for them.
+i8, f8 = types.int64, types.float64
+I1, I2, F2 = types.int32[::1], types.int32[:, ::1], types.float64[:, ::1]
 
 # columns of the int32 node table (rows are vertex ids 0..n-1 and blossom ids n..2n-1)
 (
@@ -82,7 +89,7 @@ EV_DUAL, EV_EDGE, EV_BLOSSOM = 0, 1, 2
 HSIZE, HCAP, HOVER = 0, 1, 2
 
 
-@njit(cache=True, inline="always")
+@njit((i8,), cache=True, no_cpython_wrapper=True)
 def _sign(label):
     if label == SLAB:
         return -1.0
@@ -91,7 +98,7 @@ def _sign(label):
     return 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _before(ah, al, ak, bh, bl, bk):
     if ah != bh:
         return ah < bh
@@ -104,7 +111,7 @@ def _before(ah, al, ak, bh, bl, bk):
 # A 4-ary min-heap of records (time hi, time lo, kind, payload) in one float64
 # array, so a node's children share two cache lines. Payloads are integers
 # below 2**53, exact as floats.
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _hpush(H, meta, kh, kl, p):
     i = meta[HSIZE]
     if i >= meta[HCAP]:
@@ -128,7 +135,7 @@ def _hpush(H, meta, kh, kl, p):
     H[i, 3] = np.float64(p)
 
 
-@njit(cache=True, inline="always")
+@njit((F2, i8, i8), cache=True, no_cpython_wrapper=True)
 def _sift_down(H, size, i):
     kh = H[i, 0]
     kl = H[i, 1]
@@ -157,7 +164,7 @@ def _sift_down(H, size, i):
     H[i, 3] = p
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _hpop(H, meta):
     kh = H[0, 0]
     kl = H[0, 1]
@@ -174,7 +181,7 @@ def _hpop(H, meta):
 
 
 # ------------------------------------------------------------ event times
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _edge_time(e, esrc, edst, wl, c, nd, fd, vname):
     """(kind, hi, lo): kind 2 = S-free edge (tight at D = N), 3 = S-S edge between
     different blossoms (tight at D = N/2), 0 = no event. N = P(a) + P(b) - w."""
@@ -195,19 +202,19 @@ def _edge_time(e, esrc, edst, wl, c, nd, fd, vname):
     return 2, nh, nl
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _push_dual(b, nd, fd, H, meta):
     x = nd[b, ARGMIN]
     nb = nd[b, BNAME]
     _hpush(H, meta, fd[x, YH] + fd[nb, AH], fd[x, YL] + fd[nb, AL], (np.int64(b) << 2) | EV_DUAL)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _push_blossom(b, fd, H, meta):
     _hpush(H, meta, fd[b, ZH] * 0.5, fd[b, ZL] * 0.5, (np.int64(b) << 2) | EV_BLOSSOM)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _scan_blossom(b, tb, vnext, g, c, nd, fd, vname, H, meta):
     """Push the events of the edges at the vertices of blossom b, which lies in
     top-level blossom tb, after tb's label changed (the innermost loop of the
@@ -296,7 +303,7 @@ def _scan_blossom(b, tb, vnext, g, c, nd, fd, vname, H, meta):
         x = vnext[x]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _rebuild(n, m, esrc, edst, wl, c, nd, fd, vname, H, meta):
     """All current events from scratch (after an overflow, and at the start)."""
     size = 0
@@ -350,13 +357,13 @@ def _rebuild(n, m, esrc, edst, wl, c, nd, fd, vname, H, meta):
 
 
 # ------------------------------------------------------------- structure
-@njit(cache=True, inline="always")
+@njit((i8, i8, I2, F2), cache=True, no_cpython_wrapper=True)
 def _setlab(b, lab, nd, fd):
     nd[b, LABEL] = lab
     fd[nd[b, BNAME], NLAB] = lab
 
 
-@njit(cache=True, inline="always")
+@njit((i8, i8, I2, F2, f8, f8), cache=True, no_cpython_wrapper=True)
 def _relabel(b, lab, nd, fd, dh, dl):
     """Give top-level b a new label keeping its duals continuous at time D."""
     ds = _sign(nd[b, LABEL]) - _sign(lab)
@@ -370,7 +377,7 @@ def _relabel(b, lab, nd, fd, dh, dl):
     _setlab(b, lab, nd, fd)
 
 
-@njit(cache=True, inline="always")
+@njit((i8, i8, I2, I1), cache=True, no_cpython_wrapper=True)
 def _tree_add(b, r, nd, head):
     nd[b, TROOT] = r
     nd[b, TPREV] = -1
@@ -381,7 +388,7 @@ def _tree_add(b, r, nd, head):
     head[r] = b
 
 
-@njit(cache=True, inline="always")
+@njit((i8, I2, I1), cache=True, no_cpython_wrapper=True)
 def _tree_remove(b, nd, head):
     p = nd[b, TPREV]
     q = nd[b, TNEXT]
@@ -396,7 +403,7 @@ def _tree_remove(b, nd, head):
     nd[b, TROOT] = -1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _rotate(b, ch, v, n, nd, mate, stk, sp):
     """Make child ch (holding vertex v) the base child of b: flip the even
     alternating path from ch to the old base child. Sub-blossoms at the ends of
@@ -437,7 +444,7 @@ def _rotate(b, ch, v, n, nd, mate, stk, sp):
     return sp
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _augment_blossom(b, v, n, nd, mate, stk, chain):
     """Make vertex v the base of blossom b, level by level down the nesting
     chain from b to v (recursively for sub-blossoms met on the flipped paths)."""
@@ -460,7 +467,7 @@ def _augment_blossom(b, v, n, nd, mate, stk, chain):
             b = ch
 
 
-@njit(cache=True)
+@njit((i8, i8, i8, I2, I1, I1, I1, I1), cache=True, no_cpython_wrapper=True)
 def _augment_side(s, j, n, nd, mate, vname, stk, chain):
     """Match S-vertex s to j (-1: leave it free) and flip the alternating path
     from s's blossom up to its tree's root (or to a free unlabeled base)."""
@@ -482,7 +489,7 @@ def _augment_side(s, j, n, nd, mate, vname, stk, chain):
         j = ts
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _dissolve(r, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta):
     """Unlabel every blossom of the tree rooted at r; vertices leaving T may now
     have events with S vertices of other trees."""
@@ -503,7 +510,7 @@ def _dissolve(r, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta):
         _scan_blossom(buf[i], buf[i], vnext, g, c, nd, fd, vname, H, meta)
 
 
-@njit(cache=True, inline="always")
+@njit((i8, I2, I1, I1), cache=True, no_cpython_wrapper=True)
 def _s_parent(b, nd, mate, vname):
     t = mate[nd[b, BASE]]
     if t == -1:
@@ -511,7 +518,7 @@ def _s_parent(b, nd, mate, vname):
     return nd[vname[nd[nd[vname[t], OWNER], LFROM]], OWNER]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _form_blossom(
     u,
     v,
@@ -675,7 +682,7 @@ def _form_blossom(
     return B, nt, nfree
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _expand(B, n, vnext, g, wl, c, nd, fd, vname, head, dh, dl, H, meta):
     """Expand the T-blossom B whose dual reached zero: the even path from the
     entry child to the base child stays in the tree (T, S, ..., T), the other
@@ -767,10 +774,9 @@ def _expand(B, n, vnext, g, wl, c, nd, fd, vname, head, dh, dl, H, meta):
 
 # ----------------------------------------------------------------- driver
 @njit(cache=True)
-def _warm_start(n, indptr, indices, arc_edge, wl, maxcard, fd, mate):
-    """Feasible duals and a matching of tight edges: y_v = max incident w / 2,
-    then each vertex (largest y first) drops to its least feasible dual and, if
-    that makes an edge to a free neighbour tight, is matched along it."""
+def _half_max(n, indptr, arc_edge, wl, maxcard):
+    """Each vertex's largest incident weight / 2 (0 without edges): the warm
+    start's first duals."""
     hv = np.zeros(n)
     for v in range(n):
         best = -np.inf if maxcard else 0.0
@@ -781,9 +787,18 @@ def _warm_start(n, indptr, indices, arc_edge, wl, maxcard, fd, mate):
         if indptr[v + 1] == indptr[v]:
             best = 0.0
         hv[v] = best
-        fd[v, YL] = best
+    return hv
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _warm_start(n, indptr, indices, arc_edge, wl, maxcard, fd, mate, hv, order):
+    """Feasible duals and a matching of tight edges: y_v = max incident w / 2
+    (``hv``), then each vertex (largest y first: ``order``, sorted outside so
+    that no sort is compiled here) drops to its least feasible dual and, if
+    that makes an edge to a free neighbour tight, is matched along it."""
+    for v in range(n):
+        fd[v, YL] = hv[v]
         fd[v, YH] = 2.0 if (maxcard and indptr[v + 1] > indptr[v]) else 0.0
-    order = np.argsort(-hv, kind="mergesort")
     for i in range(n):
         v = order[i]
         if mate[v] != -1 or indptr[v + 1] == indptr[v]:
@@ -809,7 +824,7 @@ def _warm_start(n, indptr, indices, arc_edge, wl, maxcard, fd, mate):
 
 
 @njit(cache=True)
-def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm):
+def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm, hv, order):
     m = esrc.shape[0]
     nn = 2 * n
     c = 4.0 if maxcard else 0.0
@@ -841,7 +856,7 @@ def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm):
         awl[k] = wl[arc_edge[k]]
     g = (indptr, indices, arc_edge, awl)
     if warm:
-        _warm_start(n, indptr, indices, arc_edge, wl, maxcard, fd, mate)
+        _warm_start(n, indptr, indices, arc_edge, wl, maxcard, fd, mate, hv, order)
     else:
         for v in range(n):
             best = -np.inf if maxcard else 0.0
@@ -1029,16 +1044,22 @@ def _run(n, indptr, indices, arc_edge, edge_src, edge_dst, edge_weight, maxcardi
     w = np.ascontiguousarray(edge_weight, np.float64)
     if w.size and not np.isfinite(w).all():
         raise ValueError("edge weights must be finite (no NaN or infinity)")
+    indptr = np.ascontiguousarray(indptr, np.int64)
+    arc_edge = np.ascontiguousarray(arc_edge, np.int32)
+    hv = _half_max(np.int64(n), indptr, arc_edge, w * 4.0, bool(maxcardinality))
+    order = np.argsort(-hv, kind="stable")
     mate, roots, events, late, left, _meta = _solve(
         np.int64(n),
-        np.ascontiguousarray(indptr, np.int64),
+        indptr,
         np.ascontiguousarray(indices, np.int32),
-        np.ascontiguousarray(arc_edge, np.int32),
+        arc_edge,
         np.ascontiguousarray(edge_src, np.int32),
         np.ascontiguousarray(edge_dst, np.int32),
         w,
         bool(maxcardinality),
         bool(warm),
+        hv,
+        order,
     )
     if left:
         raise RuntimeError(

@@ -3,6 +3,8 @@
 import numpy as np
 from numba import njit, prange
 
+from nx_gpumatch.cpu import kernel
+
 
 @njit(cache=True)
 def build_csr(n, src, dst, weight):
@@ -42,7 +44,7 @@ def build_csr(n, src, dst, weight):
     return indptr, indices, arc_edge, arc_weight
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def inverse_permutation(order, none_from, none_value):
     """rank[order[i]] = i, except ranks >= none_from become none_value."""
     m = order.shape[0]
@@ -52,7 +54,7 @@ def inverse_permutation(order, none_from, none_value):
     return rank
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def gather_int32(values, idx):
     out = np.empty(idx.shape[0], np.int32)
     for i in prange(idx.shape[0]):
@@ -80,10 +82,13 @@ def edge_order(weight):
     keys = ((~ordered) >> np.uint64(32)) << np.uint64(32)
     keys |= np.arange(m, dtype=np.uint64)
     keys.sort()
-    return _fix_groups(keys, w)
+    order, ok = _fix_groups(keys, w)
+    if not ok:
+        order = np.argsort(-w, kind="stable")
+    return order
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def _fix_groups(keys, w):
     m = keys.shape[0]
     low = np.uint64(0xFFFFFFFF)
@@ -101,13 +106,17 @@ def _fix_groups(keys, w):
         while 0 < b < m and (keys[b] >> np.uint64(32)) == (keys[b - 1] >> np.uint64(32)):
             b += 1
         starts[c] = b
+    bad = 0
     for c in prange(nchunk):
-        _fix_range(keys, order, ws, starts[c], starts[c + 1])
-    return order
+        bad += _fix_range(keys, order, ws, starts[c], starts[c + 1])
+    return order, bad == 0
 
 
 @njit(cache=True)
 def _fix_range(keys, order, ws, i, end):
+    """Sort the small groups of [i, end) by weight; returns 1 if a large group
+    is out of order (left for the caller), else 0."""
+    bad = 0
     while i < end:
         hi = keys[i] >> np.uint64(32)
         j = i + 1
@@ -132,9 +141,6 @@ def _fix_range(keys, order, ws, i, end):
                 order[q + 1] = e
                 ws[q + 1] = we
         elif not sorted_ok:
-            sub = np.argsort(-ws[i:j], kind="mergesort")
-            seg = order[i:j][sub]
-            wseg = ws[i:j][sub]
-            order[i:j] = seg
-            ws[i:j] = wseg
+            bad = 1
         i = j
+    return bad

@@ -12,6 +12,7 @@ Results are ``mate`` arrays: mate[v] is v's partner, -1 if unmatched.
 import numpy as np
 from numba import njit, prange
 
+from nx_gpumatch.cpu import kernel
 from nx_gpumatch.cpu.atomics import cas
 from nx_gpumatch.cpu.random import counter_hash
 
@@ -127,13 +128,13 @@ def _suitor_chain(u, indptr, indices, weights, wbits, word):
         cur = -1 if seen == EMPTY else np.int64(seen & LOW32)
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def _suitor_run(n, indptr, indices, weights, wbits, word):
     for u in prange(n):
         _suitor_chain(np.int64(u), indptr, indices, weights, wbits, word)
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def _mates_from_words(word):
     n = word.shape[0]
     mate = np.full(n, -1, np.int64)
@@ -182,7 +183,7 @@ def sorted_adjacency(n, edge_src, edge_dst, order, num_usable):
     return ptr, nbr
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def local_max_rounds(n, sptr, snbr):
     """Round-parallel locally-dominant matching on rows sorted best-first: equals
     the greedy matching."""
@@ -221,9 +222,9 @@ def local_max_rounds(n, sptr, snbr):
 
 
 # ---------------------------------------------------------------- red-blue
-P_BLUE = 0.53406  # maximizes the expected number of matches per round (seed 001)
+P_BLUE = 0.53406  # maximizes the expected matches per round (Fagginger Auer & Bisseling 2012)
 # Colours and random selections come from counter_hash, standing in for the
-# seed's MD5 hashing.
+# MD5 hashing of Fagginger Auer & Bisseling.
 
 
 BLUE, RED, DONE = 0, 1, 2
@@ -231,7 +232,7 @@ BLUE, RED, DONE = 0, 1, 2
 
 @njit(cache=True)
 def _choose(v, blue_side, indptr, indices, arc_rank, mate, color, sigma, seed, rnd, weighted):
-    """select() of the seed for vertex v: a blue v picks among its red neighbours,
+    """select() of Fagginger Auer & Bisseling for vertex v: a blue v picks among its red neighbours,
     a red v among the blue neighbours that proposed to it. Weighted: the best
     edge; random: the smallest hash of (round, blue end, red end).
     Returns (choice or -1, whether v still has an unmatched neighbour)."""
@@ -271,7 +272,7 @@ def _propose_or_answer(
         color[v] = DONE
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def _red_blue_rounds(n, indptr, indices, arc_rank, seed, weighted, max_rounds):
     mate = np.full(n, -1, np.int64)
     color = np.zeros(n, np.int8)

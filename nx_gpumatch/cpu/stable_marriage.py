@@ -4,7 +4,7 @@ sequential and parallel, plus the preprocessing they share.
 Preferences arrive as one CSR structure per side (``ptr`` int64, ``choices``
 int32: person i ranks ``choices[ptr[i]:ptr[i+1]]``, best first). Before solving,
 each man's list is reduced to the women who rank him too, and every entry is
-packed as ``(her rank of him) << 32 | woman`` (seed 000 IV, section 2), so a
+packed as ``(her rank of him) << 32 | woman`` (Naim et al.), so a
 proposal reads whom he courts and how she ranks him from one word.
 
 A woman's state is one int64 word, ``(her rank of her suitor) << 32 | suitor``;
@@ -19,6 +19,7 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from nx_gpumatch.cpu import kernel
 from nx_gpumatch.cpu.atomics import cas
 from nx_gpumatch.cpu.random import counter_hash
 
@@ -79,7 +80,7 @@ def row_bounds(ptr, parts):
     return b
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def first_bad_entry(ptr, choices, n_other, bounds):
     """Index of the first entry that is out of range or repeats a name within its
     list, or -1. One stamp array per thread: stamp[x] == row marks x as seen."""
@@ -121,7 +122,7 @@ def _first_bad_in_rows(ptr, choices, n_other, lo, hi):
 
 
 # ------------------------------------------------- transposing one side
-@njit(cache=True, parallel=True)
+@kernel
 def transpose_offsets(ptr, choices, n_dst, bounds):
     """Counting-sort offsets for the transpose of a CSR side.
 
@@ -147,7 +148,7 @@ def transpose_offsets(ptr, choices, n_dst, bounds):
     return tptr, cursor
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def transpose_block(ptr, choices, bounds, a, b, tptr, cursor, out):
     """Write the transposed rows a..b-1 into ``out`` (offset by tptr[a]); each
     entry is ``(position of d in source s's list) << 32 | s``."""
@@ -169,7 +170,7 @@ def _transpose_part(ptr, choices, lo, hi, a, b, t, base, cursor, out):
                 out[k - base] = ((q - start) << 32) | s
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def transpose_ids(ptr, choices, bounds, tptr, cursor, out):
     """The transpose's source ids only (int32), all rows at once."""
     parts = bounds.shape[0] - 1
@@ -187,7 +188,7 @@ def _transpose_ids_part(ptr, choices, lo, hi, t, cursor, out):
             out[k] = s
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def _mutual_block(m_ptr, m_choices, n_women, mbounds, base, tptr, tblock, packed, kept):
     """For the men in ``mbounds``: keep the women who rank them, packed with her rank.
 
@@ -237,7 +238,7 @@ def _compact(m_ptr, kept, packed):
     return ptr
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def _search_block(m_ptr, m_choices, w_ptr, w_choices, mbounds, packed, kept):
     """For short women's lists: find each man in the list of every woman he
     ranks by a linear scan. Loads run ahead with prefetches, since consecutive
@@ -267,7 +268,7 @@ def _search_rows(m_ptr, m_choices, w_ptr, w_choices, lo, hi, packed, kept):
         kept[m] = out - m_ptr[m]
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def _search_cost(m_ptr, m_choices, w_ptr, bounds):
     """Comparisons a direct search could make: a man's entry naming woman w
     scans up to deg(w) entries."""
@@ -485,7 +486,7 @@ def _mw_lanes(lo, hi, ptr, packed, word, nxt, atomic):
             k = 0
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def _mw_parallel_run(ptr, packed, word, nxt, bounds):
     atomic = bounds.shape[0] > 2
     for t in prange(bounds.shape[0] - 1):
@@ -530,7 +531,7 @@ def _gs_local(lo, hi, n, ptr, packed, word, nxt, atomic):
             size += 1
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def _gs_parallel_run(ptr, packed, word, nxt, bounds):
     n = ptr.shape[0] - 1
     atomic = bounds.shape[0] > 2
@@ -560,7 +561,7 @@ def mates_from_words(word, n_men):
 
 
 # ---------------------------------------------------------------- checks
-@njit(cache=True, parallel=True)
+@kernel
 def blocking_status(ptr, packed, mate, n_women):
     """Per man: 0 fine, 1 blocks with woman other[m], 2 married to a woman who
     is not a mutually ranked partner. ``mate`` must name distinct women."""
@@ -609,7 +610,7 @@ def _below(x, n):
     return np.int64(((x >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def easy_lengths(n, seed):
     """List length of each man: (1 + eps) ln n with eps uniform in [0, 1],
     at least 1 and at most n."""
@@ -623,7 +624,7 @@ def easy_lengths(n, seed):
     return np.cumsum(k)
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def easy_men(n, seed, ptr):
     """Each man's distinct random women, in random order (rejection sampling:
     lists are O(log n) long)."""
@@ -652,7 +653,7 @@ def _easy_row(m, n, seed, ptr, choices):
         choices[e] = w
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def shuffle_rows(ptr, choices, seed):
     """Fisher-Yates shuffle of every row, from a counter-based stream."""
     n = ptr.shape[0] - 1
@@ -666,12 +667,12 @@ def shuffle_rows(ptr, choices, seed):
 
 
 def easy_instance(n, seed, parts):
-    """Seed 000's "easy" instance: man m ranks (1 + eps_m) ln n random women;
+    """The "easy" instance of Naim et al.: man m ranks (1 + eps_m) ln n random women;
     each woman ranks, in random order, exactly the men who rank her."""
     shuffle_seed = np.uint64((int(seed) * 0x9E3779B97F4A7C15 + 0x5DEECE66D) & 0xFFFFFFFFFFFFFFFF)
     seed = np.uint64(seed)
-    m_ptr = easy_lengths(n, seed)
-    m_choices = easy_men(n, seed, m_ptr)
+    m_ptr = easy_lengths.sized(n)(n, seed)
+    m_choices = easy_men.sized(n)(n, seed, m_ptr)
     bounds = row_bounds(m_ptr, parts)
     w_ptr, cursor = transpose_offsets(m_ptr, m_choices, n, bounds)
     w_choices = np.empty(m_choices.shape[0], np.int32)
@@ -682,7 +683,7 @@ def easy_instance(n, seed, parts):
 
 
 def hard_instance(n, seed):
-    """Seed 000's "hard" instance: all men share one random complete ranking of
+    """The "hard" instance of Naim et al.: all men share one random complete ranking of
     the women, all women one of the men (n(n+1)/2 proposals)."""
     rng = np.random.default_rng(seed)
     ptr = np.arange(n + 1, dtype=np.int64) * n

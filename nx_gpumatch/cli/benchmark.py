@@ -1,0 +1,39 @@
+"""``nx-gpumatch benchmark``: the benchmarks of ``python -m nx_gpumatch.benchmark``
+from the command line, e.g. ``nx-gpumatch benchmark scaling --plot fig.png``
+regenerates the README figure (time against size per family, with anchors, and
+the speed-up table)."""
+
+import argparse
+
+
+def add_command(subparsers):
+    """Add the ``benchmark`` subcommand to an argparse subparsers object."""
+    from nx_gpumatch.benchmark import PROBLEMS
+
+    p = subparsers.add_parser(
+        "benchmark",
+        help="time the algorithms against their anchors (needs the 'bench' extra)",
+        description=(
+            "Run one benchmark; options after the name go to it (see "
+            "'nx-gpumatch benchmark NAME --help'). 'scaling --plot FILE' draws time "
+            "against graph size and the speed-up table; 'cold_start' times the first "
+            "call of each family in fresh processes."
+        ),
+    )
+    p.add_argument("problem", choices=PROBLEMS, help="which benchmark")
+    p.add_argument("options", nargs=argparse.REMAINDER, help="options of that benchmark")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    import importlib
+
+    from nx_gpumatch.cli._common import CliError
+
+    try:
+        module = importlib.import_module(f"nx_gpumatch.benchmark.{args.problem}")
+    except ImportError as exc:  # an anchor package is missing
+        raise CliError(
+            f"{exc}; install the benchmark extra: pip install 'nx-gpumatch[bench]'"
+        ) from None
+    return module.main(args.options)

@@ -1,0 +1,90 @@
+"""First use: a light import, the warmup function and command, the serial and
+parallel builds of a kernel, and the cold-start benchmark."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import nx_gpumatch
+from nx_gpumatch import cpu
+from nx_gpumatch.cli import main
+from nx_gpumatch.warmup import FAMILIES
+
+
+def test_import_is_light():
+    code = (
+        "import sys, nx_gpumatch; "
+        "print(sorted(m for m in ('numba', 'cupy', 'pandas', 'scipy', 'tqdm') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_warmup_all_families():
+    times = nx_gpumatch.warmup(progress=False)
+    # every family the package has ran; look-ups by name skip the others
+    for name in ("suitor", "local_max", "greedy", "red_blue", "exact", "b_matching"):
+        assert name in times and times[name] >= 0
+    assert ("louvain" in times) == hasattr(nx_gpumatch, "louvain_communities")
+    assert ("leiden" in times) == hasattr(nx_gpumatch, "leiden_communities")
+    assert set(times) <= set(FAMILIES)
+
+
+def test_warmup_unknown_family():
+    with pytest.raises(ValueError, match="unknown families"):
+        nx_gpumatch.warmup(["suitor", "quantum"], progress=False)
+
+
+def test_warmup_command(capsys):
+    assert main(["warmup", "suitor", "stable_marriage", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "suitor" in out and "stable_marriage" in out and "total" in out
+    assert main(["warmup", "quantum", "--no-progress"]) == 2
+    assert "unknown family 'quantum'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("size", [0, 1, 100_000])
+def test_kernel_builds_agree(size):
+    from nx_gpumatch.cpu import csr
+
+    rng = np.random.default_rng(size)
+    values = rng.integers(0, 1000, size).astype(np.int32)
+    idx = rng.integers(0, max(size, 1), size)
+    want = values[idx] if size else np.empty(0, np.int32)
+    assert np.array_equal(csr.gather_int32.serial(values, idx), want)
+    assert np.array_equal(csr.gather_int32.parallel(values, idx), want)
+    assert np.array_equal(csr.gather_int32(values, idx), want)
+    # two builds, two cache entries: the names differ
+    assert csr.gather_int32.serial.py_func.__qualname__ != (
+        csr.gather_int32.parallel.py_func.__qualname__
+    )
+
+
+def test_kernel_picks_build_by_size():
+    from nx_gpumatch.cpu import csr
+
+    k = csr.gather_int32
+    with cpu.threads(2) as t:
+        if t < 2:
+            pytest.skip("needs 2 Numba threads")
+        with cpu.parallel_min(1000):
+            assert k.sized(999) is k.serial
+            assert k.sized(1000) is k.parallel
+    with cpu.threads(1):
+        assert k.sized(10**9) is k.serial
+
+
+def test_cold_start_benchmark_measures_a_fresh_process(tmp_path):
+    from nx_gpumatch.benchmark import cold_start
+
+    r = cold_start.measure("suitor", str(tmp_path))
+    assert r["ran"] == ["suitor"] and r["call"] > 0 and r["import"] > 0
+    assert r["numba_on_import"] is False
+    assert any(tmp_path.rglob("*.nbi"))  # the child compiled into the given cache
+    out = tmp_path / "cold.json"
+    assert cold_start.main(["--families", "suitor", "--no-all", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert set(data["families"]) == {"suitor"} and data["families"]["suitor"]["cold"] > 0
