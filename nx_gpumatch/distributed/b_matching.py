@@ -86,6 +86,8 @@ def _b_local(b, part):
     gids = part.gids[part.owned_ids]
     k = gids.shape[0]
     if isinstance(b, numbers.Integral) and not isinstance(b, bool):
+        if b < 0:
+            raise ValueError(f"b must be a non-negative integer, got {b}")
         arr = np.full(k, int(b), np.int64)
     else:
         if callable(b):

@@ -91,6 +91,8 @@ def _read_mtx_range(path, comm):
             f.seek(a - 1)
             if f.read(1) != b"\n":
                 f.readline()  # the line in progress belongs to the previous rank
+        else:
+            f.seek(a)
         pos = f.tell()
         data = f.read(max(0, b - pos)) if pos < b else b""
         if data and not data.endswith(b"\n"):

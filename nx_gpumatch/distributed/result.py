@@ -53,8 +53,11 @@ class Stats:
         summed = np.empty_like(local)
         comm.Allreduce(local, summed, op=MPI.SUM)
         self.total = {k: int(v) for k, v in zip(COUNTS, summed)}
-        for k in ("supersteps", "iterations", "rounds"):
+        # Supersteps and rounds are global; iterations (queue refills) differ
+        # per rank: the largest is reported.
+        for k in ("supersteps", "rounds"):
             self.total[k] = getattr(self, k)
+        self.total["iterations"] = int(comm.allreduce(self.iterations, op=MPI.MAX))
         self.total["messages"] = int(sum(self.total[k] for k in COUNTS[2:] if k != "rounds"))
         names = sorted(self.times)
         t = np.array([self.times[k] for k in names], np.float64)
