@@ -53,3 +53,17 @@ def test_generators_do_not_depend_on_the_split():
             assert np.array_equal(np.concatenate([p[key] for p in parts]), whole[key])
     r = rmat_edges(6, 8, seed=1, comm=False)
     assert r["src"].max() < 64 and len(np.unique(r["src"])) > 16  # ids scrambled, in range
+
+
+@needs_mpiexec
+def test_cli_under_mpiexec(tmp_path):
+    args = ["-m", "nx_gpumatch.cli", "distributed", "-n", "3000", "-m", "20000", "-b", "2"]
+    args += ["--ordering", "heaviest", "--vertex-subsets", "2", "--check"]
+    args += ["-o", str(tmp_path / "m.{rank}.csv")]
+    out = run_mpi(2, args, timeout=TIMEOUT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "equal to the shared-memory result: True" in out.stdout
+    assert "proposals" in out.stdout and "supersteps" in out.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.0.csv", "m.1.csv"]
+    bad = run_mpi(2, ["-m", "nx_gpumatch.cli", "distributed", "--b-subset", "x"], timeout=TIMEOUT)
+    assert bad.returncode != 0 and "--b-subset" in bad.stderr
