@@ -3,6 +3,7 @@ collective validation, and the two exchange patterns (all-to-all for the
 redistribution, sparse neighbour exchange for supersteps)."""
 
 import sys
+import time
 
 import numpy as np
 
@@ -69,6 +70,40 @@ def abort_on_error(comm, fn, *args, **kwargs):
         raise
 
 
+def _backoff(spins):
+    # Blocking MPI calls busy-poll; with more ranks than cores (tests, small
+    # machines) a waiting rank would take the core from the rank it waits for.
+    # A short, growing sleep after a few polls costs little when cores are free.
+    if spins > 20:
+        time.sleep(min(1e-3, 2e-6 * spins))
+
+
+def wait(req):
+    """Wait for one request, yielding the core while it is pending."""
+    spins = 0
+    while not req.Test():
+        spins += 1
+        _backoff(spins)
+
+
+def wait_all(reqs):
+    """Wait for a list of requests, yielding the core while any is pending."""
+    MPI = mpi()
+    spins = 0
+    while not MPI.Request.Testall(reqs):
+        spins += 1
+        _backoff(spins)
+
+
+def allreduce_sum(comm, value):
+    """Sum of an int over the ranks, waiting politely (see ``wait``)."""
+    MPI = mpi()
+    a = np.array([value], np.int64)
+    out = np.zeros(1, np.int64)
+    wait(comm.Iallreduce(a, out, op=MPI.SUM))
+    return int(out[0])
+
+
 def alltoallv(comm, send, dest, width):
     """Send row i of the int64 array ``send`` (k x width) to rank ``dest[i]``;
     returns the rows this rank received (rank order, order within a rank kept)."""
@@ -118,7 +153,10 @@ class Neighbours:
         status = MPI.Status()
         left = set(self.ranks)
         while left:
-            self.comm.Probe(source=MPI.ANY_SOURCE, tag=self._tag, status=status)
+            spins = 0
+            while not self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=self._tag, status=status):
+                spins += 1
+                _backoff(spins)
             src = status.Get_source()
             buf = np.empty(status.Get_count(MPI.INT64_T), np.int64)
             self.comm.Recv(buf, source=src, tag=self._tag)
@@ -129,5 +167,5 @@ class Neighbours:
         """Blocking form: {rank: received array}."""
         reqs = self.post(batches)
         got = dict(self.arrivals())
-        mpi().Request.Waitall(reqs)
+        wait_all(reqs)
         return got

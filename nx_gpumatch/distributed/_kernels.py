@@ -523,3 +523,29 @@ def handle_messages(
                 ob,
                 out_n,
             )
+
+
+@njit(cache=True)
+def suitors_of(ov, rec, hptr):
+    """Suitors of the owned vertices ov from their heaps: (indptr, local ids
+    ascending per vertex, edge ranks)."""
+    k = ov.shape[0]
+    indptr = np.zeros(k + 1, np.int64)
+    for i in range(k):
+        indptr[i + 1] = indptr[i] + ((rec[hptr[ov[i]]] >> 1) & 0x7FFFFFFF)
+    who = np.empty(indptr[k], np.int64)
+    rank = np.empty(indptr[k], np.int64)
+    for i in range(k):
+        b = hptr[ov[i]] + 2
+        a = indptr[i]
+        for j in range(indptr[i + 1] - a):
+            x = rec[b + j]
+            # insertion by suitor id: heaps hold a handful of entries
+            t = a + j
+            while t > a and who[t - 1] > (x & LOW):
+                who[t] = who[t - 1]
+                rank[t] = rank[t - 1]
+                t -= 1
+            who[t] = x & LOW
+            rank[t] = x >> 32
+    return indptr, who, rank

@@ -28,10 +28,11 @@ from nx_gpumatch.distributed._comm import (
     DistributedError,
     Neighbours,
     abort_on_error,
-    agree,
     check,
     get_comm,
     mpi,
+    wait,
+    wait_all,
 )
 from nx_gpumatch.distributed.partition import Partition, partition_edges
 from nx_gpumatch.distributed.result import DistributedMatching, Stats
@@ -308,7 +309,7 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
         t_comp += time.perf_counter() - t
         t = time.perf_counter()
         if req is not None:
-            req.Wait()  # the count of the previous superstep, reduced meanwhile
+            wait(req)  # the count of the previous superstep, reduced meanwhile
             if tot[0] == 0:
                 t_comm += time.perf_counter() - t
                 break
@@ -347,7 +348,7 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
                 )
             t_handle += time.perf_counter() - th
         t = time.perf_counter()
-        MPI.Request.Waitall(reqs)
+        wait_all(reqs)
         stats.supersteps += 1
         act[0] = (queue.shape[0] - qpos) + int(qtail[0]) + int(out_n[0])
         req = comm.Iallreduce(act, tot, op=MPI.SUM)
@@ -405,28 +406,17 @@ def _pack(p, ob, out_n, cap, order, g, stats):
 
 def _result(p, rec, hptr, order, g, comm, stats):
     ov = p.owned_ids
-    hb = hptr[ov]
-    sizes = (rec[hb] >> 1) & 0x7FFFFFFF
-    indptr = np.zeros(ov.shape[0] + 1, np.int64)
-    np.cumsum(sizes, out=indptr[1:])
+    indptr, who, rank = K.suitors_of(ov, rec, hptr)
+    sizes = np.diff(indptr)
     total = int(indptr[-1])
-    idx = np.repeat(hb + 2 - indptr[:-1], sizes) + np.arange(total, dtype=np.int64)
-    entry = rec[idx]
-    partner = p.gids[entry & K.LOW]
-    weight = g.edge_weight[order[entry >> 32]] if total else np.zeros(0)
-    row = np.repeat(np.arange(ov.shape[0]), sizes)
-    srt = np.lexsort((partner, row))
-    partner, weight = partner[srt], weight[srt]
+    partner = p.gids[who]
+    weight = g.edge_weight[order[rank]] if total else np.zeros(0)
     vert = p.gids[ov]
     # Every suitor relation must be mutual at the end (Khan et al. §III).
     upper = int(np.count_nonzero(partner > np.repeat(vert, sizes)))
     tot = comm.allreduce(np.array([total, upper], np.int64))
-    agree(
-        comm,
-        None
-        if tot[0] == 2 * tot[1]
-        else "internal error: b-Suitor ended with a suitor relation that is not mutual",
-    )
+    if tot[0] != 2 * tot[1]:  # the same sums on every rank: all raise together
+        raise RuntimeError("b-Suitor ended with a suitor relation that is not mutual")
     return DistributedMatching(p.num_nodes, vert, indptr, partner, weight, stats, comm)
 
 

@@ -5,7 +5,13 @@ import time
 
 import numpy as np
 
-from nx_gpumatch.distributed._comm import Neighbours, abort_on_error, check, get_comm
+from nx_gpumatch.distributed._comm import (
+    Neighbours,
+    abort_on_error,
+    allreduce_sum,
+    check,
+    get_comm,
+)
 from nx_gpumatch.distributed.result import DistributedMatching, Stats
 
 __all__ = ["max_weight_matching"]
@@ -96,7 +102,7 @@ def _local_max(p, comm):
         active = active[cand[active] >= 0]
         t_comp += time.perf_counter() - t
         t = time.perf_counter()
-        n_active = comm.allreduce(int(active.shape[0]))
+        n_active = allreduce_sum(comm, int(active.shape[0]))
         if n_active == 0:
             t_comm += time.perf_counter() - t
             break
