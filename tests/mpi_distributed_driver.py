@@ -245,8 +245,46 @@ def group_errors():
     report("usable after errors", res.size() == 2)
 
 
+def group_threads():
+    """The parallel paths (prange over blocks of the queue and over message
+    batches) with 2 threads per rank, forced on a small graph."""
+    import importlib
+
+    DB = importlib.import_module(
+        "nx_gpumatch.distributed.b_matching"
+    )  # the module, not the function
+
+    r = D.random_edges(3000, 24000, seed=8, comm=False)
+    s, t, w = r["src"], r["dst"], r["weight"]
+    ref = reference(s, t, w, 3000, 3)
+    mine = uneven_slices(s, t, w, seed=P)
+    old = DB.PARALLEL_MIN
+    DB.PARALLEL_MIN = 1
+    try:
+        for threads in (1, 2):
+            res = D.b_matching(mine, 3, num_nodes=3000, threads=threads)
+            report(f"b_matching parallel paths, {threads} threads", same(res, ref))
+    finally:
+        DB.PARALLEL_MIN = old
+
+
+def group_abort():
+    """An unexpected failure on one rank must end the whole job, not hang it."""
+    from nx_gpumatch.distributed import _kernels as K
+
+    if RANK == P - 1:
+
+        def broken(*args):
+            raise RuntimeError("injected failure")
+
+        K.compute_phase = broken
+    r = D.random_edges(100, 400, seed=1)
+    D.b_matching(r, 1)
+    report("abort", False, "the call returned")
+
+
 if __name__ == "__main__":
-    groups = sys.argv[1:] or ["b_matching", "matching", "io", "errors"]
+    groups = sys.argv[1:] or ["b_matching", "matching", "io", "errors", "threads"]
     for grp in groups:
         globals()[f"group_{grp}"]()
     comm.Barrier()

@@ -36,6 +36,17 @@ def test_distributed_equals_shared_memory(nprocs):
     assert sum(ln.startswith("ok ") for ln in lines) >= 40
 
 
+@needs_mpiexec
+def test_failure_on_one_rank_aborts_all():
+    try:
+        out = run_mpi(2, [DRIVER, "abort"], timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a failure on one rank left the others hanging")
+    assert out.returncode != 0
+    assert "injected failure" in out.stderr and "aborting all ranks" in out.stderr
+    assert "FAIL abort" not in out.stdout
+
+
 def test_import_is_lazy():
     code = "import nx_gpumatch.distributed, sys; print('mpi4py' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

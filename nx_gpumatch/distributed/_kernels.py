@@ -27,7 +27,6 @@ from nx_gpumatch.cpu.b_matching import (
     DEPTH,
     LOW,
     NO_RANK,
-    PARALLEL_MIN,
     PRANGE_ONLY,
     QUEUED,
     _base,
@@ -266,12 +265,14 @@ def compute_phase(
     min_batch,
     ob,
     out_n,
+    pmin,
 ):
-    """Proposals of the vertices in q (one chunk of this iteration's queue)."""
+    """Proposals of the vertices in q (one chunk of this iteration's queue);
+    blocks of the queue run in parallel when it holds at least pmin vertices."""
     nq = q.shape[0]
     for i in range(nq):
         need[q[i]] &= COUNT
-    if nq >= PARALLEL_MIN:
+    if nq >= pmin:
         nb = (nq + BLOCK - 1) // BLOCK
         for ib in prange(nb):
             lo = np.int64(ib) * BLOCK
@@ -368,19 +369,17 @@ def _arc(indptr, indices, p, u):
 
 
 @njit(cache=True, inline="always")
-def rank_bound(order, num_usable, ew, elo, ehi, w, a, b):
-    """Number of local usable edges that beat edge (a, b) of weight w (global
-    ids): an offer of local rank r beats that edge iff r < the result."""
-    lo = np.int64(0)
-    hi = np.int64(num_usable)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        e = order[mid]
-        if beats(ew[e], elo[e], ehi[e], w, a, b):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+def ghost_bound(p, indptr, indices, arc_rank, aw, gids, w, s, pg):
+    """The bound of ghost p in local ranks, from its owner's bound edge (s, p)
+    of weight w (global ids s, pg): the best rank among p's local arcs that do
+    not beat that edge (NO_RANK if all do). Only this rank's offers to p are
+    compared with it, and those are exactly p's local arcs."""
+    t = np.int64(NO_RANK)
+    for q in range(indptr[p], indptr[p + 1]):
+        r = np.int64(arc_rank[q])
+        if r < t and not beats(aw[q], gids[indices[q]], pg, w, s, pg):
+            t = r
+    return t
 
 
 @njit(cache=True, inline="always")
@@ -395,17 +394,14 @@ def _handle_one(
     indptr,
     indices,
     arc_rank,
+    aw,
+    gids,
     need,
     rec,
     hptr,
     owned,
     nextq,
     qtail,
-    order,
-    num_usable,
-    ew,
-    elo,
-    ehi,
     ob,
     out_n,
 ):
@@ -430,7 +426,7 @@ def _handle_one(
         elif s_gid[i] == -2:
             bound = np.int64(NO_RANK)
         else:
-            bound = rank_bound(order, num_usable, ew, elo, ehi, s_w[i], s_gid[i], p_gid[i])
+            bound = ghost_bound(p, indptr, indices, arc_rank, aw, gids, s_w[i], s_gid[i], p_gid[i])
         hb = _base(p, 0, hptr)
         old = atomic_load(rec, hb)
         while (old >> 32) > bound:
@@ -452,24 +448,23 @@ def handle_messages(
     indptr,
     indices,
     arc_rank,
+    aw,
+    gids,
     need,
     rec,
     hptr,
     owned,
     nextq,
     qtail,
-    order,
-    num_usable,
-    ew,
-    elo,
-    ehi,
     ob,
     out_n,
+    pmin,
 ):
-    """Algorithm 4 of Khan et al. for one neighbour's batch (local ids in ``to``
-    and ``frm``; for REJ/ANL the bound edge (s_gid, p_gid) of weight s_w)."""
+    """Algorithm 4 of Khan et al. 2016 for one neighbour's batch (local ids in
+    ``to`` and ``frm``; for REJ/ANL the bound edge (s_gid, p_gid) of weight
+    s_w), in parallel from pmin messages on."""
     k = kind.shape[0]
-    if k >= PARALLEL_MIN:
+    if k >= pmin:
         for i in prange(k):
             _handle_one(
                 np.int64(i),
@@ -482,17 +477,14 @@ def handle_messages(
                 indptr,
                 indices,
                 arc_rank,
+                aw,
+                gids,
                 need,
                 rec,
                 hptr,
                 owned,
                 nextq,
                 qtail,
-                order,
-                num_usable,
-                ew,
-                elo,
-                ehi,
                 ob,
                 out_n,
             )
@@ -509,17 +501,14 @@ def handle_messages(
                 indptr,
                 indices,
                 arc_rank,
+                aw,
+                gids,
                 need,
                 rec,
                 hptr,
                 owned,
                 nextq,
                 qtail,
-                order,
-                num_usable,
-                ew,
-                elo,
-                ehi,
                 ob,
                 out_n,
             )

@@ -40,6 +40,9 @@ from nx_gpumatch.distributed.result import DistributedMatching, Stats
 __all__ = ["b_matching", "as_partition"]
 
 _B_MAX = 2**31 - 1
+# Queues and message batches from this size on are handled by all threads
+# (smaller ones by one: waking the others costs more). Tests lower it.
+PARALLEL_MIN = 20000
 FULL_SORT = 1 << 30
 
 
@@ -209,7 +212,6 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     nl = g.num_nodes
     arc_rank = g.arc_rank()
     order = g.edge_order()
-    num_usable = int(np.count_nonzero(g.edge_weight > 0))
     deg = cb.usable_degree(nl, g.indptr, arc_rank)
     b_all = np.zeros(nl, np.int64)
     b_all[p.owned_ids] = b_owned
@@ -236,9 +238,6 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     qtail = np.zeros(1, np.int64)
     ob = np.empty((3 * p.cut_arcs + 1, 4), np.int64)
     out_n = np.zeros(1, np.int64)
-    elo = p.gids[g.edge_src]
-    ehi = p.gids[g.edge_dst]
-    ew = g.edge_weight
     # Iteration queue: the owned vertices with room, all marked QUEUED.
     queue = np.flatnonzero(owned & (cap > 0)).astype(np.int32)
     need[queue] |= K.QUEUED
@@ -305,6 +304,7 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
                 min_batch,
                 ob,
                 out_n,
+                PARALLEL_MIN,
             )
         t_comp += time.perf_counter() - t
         t = time.perf_counter()
@@ -332,19 +332,17 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
                     g.indptr,
                     g.indices,
                     arc_rank,
+                    g.weights,
+                    p.gids,
                     need,
                     rec,
                     hptr,
                     owned,
                     nextq,
                     qtail,
-                    order,
-                    num_usable,
-                    ew,
-                    elo,
-                    ehi,
                     ob,
                     out_n,
+                    PARALLEL_MIN,
                 )
             t_handle += time.perf_counter() - th
         t = time.perf_counter()

@@ -12,16 +12,18 @@ import numpy as np
 
 from nx_gpumatch.distributed._comm import agree, alltoallv, check
 
-__all__ = ["Partition", "partition_edges", "block_owner"]
+__all__ = ["Partition", "partition_edges", "block_size"]
 
 
-def block_owner(n, size):
+def block_size(n, size):
     """Block partition by vertex id: rank r owns [r*c, (r+1)*c) with c = ceil(n/size)."""
     c = max(1, -(-int(n) // int(size)))
     return c
 
 
-def _local_checks(src, dst, weight):
+def _local_checks(src, dst, weight, duplicates):
+    if duplicates not in ("last", "max"):
+        raise ValueError(f"duplicates must be 'last' or 'max', got {duplicates!r}")
     src = np.asarray(src)
     dst = np.asarray(dst)
     if src.ndim != 1 or src.shape != dst.shape:
@@ -107,9 +109,7 @@ def partition_edges(
 
     comm = get_comm(comm)
     P, me = comm.size, comm.rank
-    src, dst, w = check(comm, _local_checks, src, dst, weight)
-    if duplicates not in ("last", "max"):
-        raise ValueError("duplicates must be 'last' or 'max'")
+    src, dst, w = check(comm, _local_checks, src, dst, weight, duplicates)
     # num_nodes: one value everywhere.
     seen = comm.allgather(check(comm, _num_nodes, num_nodes))
     agree(comm, None if len(set(seen)) == 1 else f"num_nodes differs across ranks: {seen}")
@@ -124,7 +124,7 @@ def partition_edges(
     agree(comm, err)
     # Owner of each vertex.
     if owner is None:
-        c = block_owner(n, P)
+        c = block_size(n, P)
 
         def owner_of(x):
             return (x // c).astype(np.int64)
@@ -178,7 +178,7 @@ def partition_edges(
     key, gw = key[last], gw[last]
     elo = key // max(n, 1)
     ehi = key % max(n, 1)
-    gids = np.union1d(owned_gids, np.concatenate([elo, ehi]))
+    gids = _union(owned_gids, elo, ehi)
     owned = np.zeros(gids.shape[0], bool)
     owned[np.searchsorted(gids, owned_gids)] = True
     own_local = owner_of(gids) if gids.size else np.zeros(0, np.int64)
@@ -191,6 +191,20 @@ def partition_edges(
         np.ascontiguousarray(gw, np.float64),
     )
     return Partition(comm, n, gids, owned, own_local.astype(np.int32), graph)
+
+
+def _union(owned_gids, elo, ehi):
+    """Sorted ids of the owned vertices and every end of a local edge. Only the
+    ends that are not owned need sorting; they are few unless most edges are cut."""
+    x = np.concatenate([elo, ehi])
+    pos = np.minimum(np.searchsorted(owned_gids, x), max(owned_gids.shape[0] - 1, 0))
+    ghost = x[(owned_gids.shape[0] == 0) | (owned_gids[pos] != x)] if x.size else x
+    ghost.sort()
+    if ghost.size:
+        ghost = ghost[np.concatenate([[True], ghost[1:] != ghost[:-1]])]
+    out = np.concatenate([owned_gids, ghost])
+    out.sort(kind="stable")  # two sorted runs: a merge
+    return out
 
 
 def _num_nodes(num_nodes):
