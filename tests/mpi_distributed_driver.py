@@ -240,6 +240,18 @@ def group_errors():
         "owner ranks",
     )
     expect_error("bad strategy", lambda: D.b_matching((s, t, w), 1, ordering="x"), "ordering")
+
+    def b_of(ids):
+        if RANK == last:
+            raise KeyError("no b for these ids")
+        return np.ones(len(ids), np.int64)
+
+    expect_error("exception in a b callable", lambda: D.b_matching((s, t, w), b_of), "KeyError")
+    expect_error(
+        "bad duplicates rule",
+        lambda: D.b_matching((s, t, w), 1, duplicates="first" if RANK == last else "last"),
+        "duplicates must be",
+    )
     # After all those errors the ranks still work together.
     res = D.b_matching((s, t, w), 1, num_nodes=4)
     report("usable after errors", res.size() == 2)

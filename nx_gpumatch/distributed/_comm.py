@@ -45,6 +45,8 @@ def check(comm, fn, *args, **kwargs):
         err = None
     except (ValueError, TypeError, OSError) as exc:
         out, err = None, exc
+    except Exception as exc:  # e.g. from a user's callable: still fail everywhere
+        out, err = None, f"{type(exc).__name__}: {exc}"
     agree(comm, err)
     return out
 
@@ -54,6 +56,8 @@ def abort_on_error(comm, fn, *args, **kwargs):
     the others blocked in a receive, so it prints the error and aborts the job."""
     try:
         return fn(*args, **kwargs)
+    except DistributedError:
+        raise  # raised on every rank together: nobody is left waiting
     except Exception as exc:
         if comm.size == 1:
             raise

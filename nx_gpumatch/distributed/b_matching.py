@@ -178,7 +178,9 @@ def b_matching(
     comm = get_comm(comm)
     t0 = time.perf_counter()
     check(comm, _check_options, ordering, vertex_subsets, b_subset, partial_sort)
-    p = as_partition(part, comm, num_nodes=num_nodes, owner=owner, duplicates=duplicates)
+    p = abort_on_error(
+        comm, as_partition, part, comm, num_nodes=num_nodes, owner=owner, duplicates=duplicates
+    )
     t_part = time.perf_counter() - t0
     bl = check(comm, _b_local, b, p)
     with cpu.threads(threads):

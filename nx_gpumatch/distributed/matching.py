@@ -61,7 +61,9 @@ def max_weight_matching(
         )
     check(comm, _no_strategy, strategy)
     t0 = time.perf_counter()
-    p = as_partition(part, comm, num_nodes=num_nodes, owner=owner, duplicates=duplicates)
+    p = abort_on_error(
+        comm, as_partition, part, comm, num_nodes=num_nodes, owner=owner, duplicates=duplicates
+    )
     t_part = time.perf_counter() - t0
     from nx_gpumatch import cpu
 

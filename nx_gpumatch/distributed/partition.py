@@ -53,6 +53,33 @@ def _local_checks(src, dst, weight, duplicates):
     return src, dst, w
 
 
+class LocalIds:
+    """Global -> local id map for ids in the local vertex set. When the owned
+    ids are one contiguous range (the block partition) owned ids map by
+    arithmetic and only ghosts are searched, in the short ghost list."""
+
+    def __init__(self, gids, owned_gids):
+        self.gids = gids
+        k = owned_gids.shape[0]
+        self.block = k > 0 and int(owned_gids[-1]) - int(owned_gids[0]) + 1 == k
+        if self.block:
+            self.lo, self.hi = int(owned_gids[0]), int(owned_gids[-1]) + 1
+            self.ghosts = gids[(gids < self.lo) | (gids >= self.hi)]
+            self.below = int(np.searchsorted(self.ghosts, self.lo))
+
+    def __call__(self, x):
+        if not self.block:
+            return np.searchsorted(self.gids, x)
+        out = x - (self.lo - self.below)
+        far = (x < self.lo) | (x >= self.hi)
+        if far.any():
+            g = x[far]
+            out[far] = np.searchsorted(self.ghosts, g) + np.where(
+                g >= self.hi, self.hi - self.lo, 0
+            )
+        return out
+
+
 class Partition:
     """This rank's share: owned vertices, ghosts and the local CSR graph.
 
@@ -64,8 +91,9 @@ class Partition:
     ascending}), ``ghosts_of`` ({rank: local ids of ghosts it owns, ascending}).
     """
 
-    def __init__(self, comm, num_nodes, gids, owned, owner, graph):
+    def __init__(self, comm, num_nodes, gids, owned, owner, graph, local=None):
         self.comm = comm
+        self.local = LocalIds(gids, gids[owned]) if local is None else local
         self.num_nodes = num_nodes
         self.gids = gids
         self.owned = owned
@@ -83,10 +111,6 @@ class Partition:
         ra = a[cut]
         rb = owner[b[cut]]
         self.boundary = {r: np.unique(ra[rb == r]) for r in self.neighbours}
-
-    def local(self, gid):
-        """Local ids of global ids that are in the local vertex set."""
-        return np.searchsorted(self.gids, gid)
 
 
 def partition_edges(
@@ -180,25 +204,30 @@ def partition_edges(
     ehi = key % max(n, 1)
     gids = _union(owned_gids, elo, ehi)
     owned = np.zeros(gids.shape[0], bool)
-    owned[np.searchsorted(gids, owned_gids)] = True
+    local = LocalIds(gids, owned_gids)
+    owned[local(owned_gids)] = True
     own_local = owner_of(gids) if gids.size else np.zeros(0, np.int64)
     from nx_gpumatch.graph import Graph
 
     graph = Graph(
         gids.shape[0],
-        np.searchsorted(gids, elo).astype(np.int32),
-        np.searchsorted(gids, ehi).astype(np.int32),
+        local(elo).astype(np.int32),
+        local(ehi).astype(np.int32),
         np.ascontiguousarray(gw, np.float64),
     )
-    return Partition(comm, n, gids, owned, own_local.astype(np.int32), graph)
+    return Partition(comm, n, gids, owned, own_local.astype(np.int32), graph, local)
 
 
 def _union(owned_gids, elo, ehi):
     """Sorted ids of the owned vertices and every end of a local edge. Only the
     ends that are not owned need sorting; they are few unless most edges are cut."""
     x = np.concatenate([elo, ehi])
-    pos = np.minimum(np.searchsorted(owned_gids, x), max(owned_gids.shape[0] - 1, 0))
-    ghost = x[(owned_gids.shape[0] == 0) | (owned_gids[pos] != x)] if x.size else x
+    k = owned_gids.shape[0]
+    if k and int(owned_gids[-1]) - int(owned_gids[0]) + 1 == k:  # a block: no search
+        ghost = x[(x < owned_gids[0]) | (x > owned_gids[-1])]
+    else:
+        pos = np.minimum(np.searchsorted(owned_gids, x), max(k - 1, 0))
+        ghost = x[(k == 0) | (owned_gids[pos] != x)] if x.size else x
     ghost.sort()
     if ghost.size:
         ghost = ghost[np.concatenate([[True], ghost[1:] != ghost[:-1]])]
