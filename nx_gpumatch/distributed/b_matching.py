@@ -25,7 +25,6 @@ import numpy as np
 
 from nx_gpumatch.distributed import _kernels as K
 from nx_gpumatch.distributed._comm import (
-    DistributedError,
     Neighbours,
     abort_on_error,
     check,
@@ -418,6 +417,3 @@ def _result(p, rec, hptr, order, g, comm, stats):
     if tot[0] != 2 * tot[1]:  # the same sums on every rank: all raise together
         raise RuntimeError("b-Suitor ended with a suitor relation that is not mutual")
     return DistributedMatching(p.num_nodes, vert, indptr, partner, weight, stats, comm)
-
-
-__all__ += ["DistributedError"]
