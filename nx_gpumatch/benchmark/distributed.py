@@ -183,7 +183,7 @@ def _print(args, rows, top):
             f"({first['threads']} threads)"
         )
     print(
-        "\n  P thr | time (s)  vs anchor | compute  msgs   comm | supersteps  proposals "
+        "\n  P thr | time (s)  vs anchor |  setup compute  msgs   comm | supersteps  proposals "
         "rejections annulments   messages | equal"
     )
     for P, r in sorted(rows.items()):
@@ -191,13 +191,16 @@ def _print(args, rows, top):
         ph = b["phases"]
         ratio = f"{b['time'] / anchor:8.2f}x" if anchor else "        -"
         print(
-            f"{P:3d} {r['threads']:3d} | {b['time']:8.3f} {ratio} | {ph.get('compute', 0):7.3f} "
+            f"{P:3d} {r['threads']:3d} | {b['time']:8.3f} {ratio} | {ph.get('setup', 0):6.3f} "
+            f"{ph.get('compute', 0):7.3f} "
             f"{ph.get('messages', 0):6.3f} {ph.get('communicate', 0):6.3f} | {b['supersteps']:10d} "
             f"{b['proposals']:10,d} {b['rejections']:10,d} {b['annulments']:10,d} "
             f"{b['messages']:10,d} | {r['digest'] == first.get('anchor_digest')}"
         )
     print(
-        f"  (partition / redistribution, not included above: {first['partition']:.3f} s at P={min(rows)})"
+        "  (phases: slowest rank, last run; partition / redistribution not included: "
+        + ", ".join(f"{r['partition']:.2f} s at P={P}" for P, r in sorted(rows.items()))
+        + ")"
     )
     r = rows[top]
     basic = r["b'b_N1_U"]
