@@ -368,18 +368,41 @@ def _arc(indptr, indices, p, u):
     return lo
 
 
+@njit(cache=True)
+def ghost_ranks(indptr, arc_rank, owned):
+    """Each ghost's arc ranks sorted ascending, in its CSR slots (owned rows
+    are left unset): ghost bounds are then found by binary search."""
+    out = np.empty(arc_rank.shape[0], np.int64)
+    for v in range(owned.shape[0]):
+        if not owned[v]:
+            a = indptr[v]
+            e = indptr[v + 1]
+            for q in range(a, e):
+                out[q] = arc_rank[q]
+            out[a:e].sort()
+    return out
+
+
 @njit(cache=True, inline="always")
-def ghost_bound(p, indptr, indices, arc_rank, aw, gids, w, s, pg):
+def ghost_bound(p, indptr, granks, order, ew, elo, ehi, w, s, pg):
     """The bound of ghost p in local ranks, from its owner's bound edge (s, p)
-    of weight w (global ids s, pg): the best rank among p's local arcs that do
-    not beat that edge (NO_RANK if all do). Only this rank's offers to p are
-    compared with it, and those are exactly p's local arcs."""
-    t = np.int64(NO_RANK)
-    for q in range(indptr[p], indptr[p + 1]):
-        r = np.int64(arc_rank[q])
-        if r < t and not beats(aw[q], gids[indices[q]], pg, w, s, pg):
-            t = r
-    return t
+    of weight w (global ids): the best rank among p's local arcs whose edge
+    does not beat that edge (NO_RANK if all do). Only this rank's offers to p
+    are compared with it, and those are exactly p's local arcs."""
+    lo = indptr[p]
+    hi = indptr[p + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        r = granks[mid]
+        if r == NO_RANK:
+            hi = mid
+            continue
+        e = order[r]
+        if beats(ew[e], elo[e], ehi[e], w, s, pg):
+            lo = mid + 1
+        else:
+            hi = mid
+    return granks[lo] if lo < indptr[p + 1] else np.int64(NO_RANK)
 
 
 @njit(cache=True, inline="always")
@@ -394,8 +417,11 @@ def _handle_one(
     indptr,
     indices,
     arc_rank,
-    aw,
-    gids,
+    granks,
+    order,
+    ew,
+    elo,
+    ehi,
     need,
     rec,
     hptr,
@@ -426,7 +452,7 @@ def _handle_one(
         elif s_gid[i] == -2:
             bound = np.int64(NO_RANK)
         else:
-            bound = ghost_bound(p, indptr, indices, arc_rank, aw, gids, s_w[i], s_gid[i], p_gid[i])
+            bound = ghost_bound(p, indptr, granks, order, ew, elo, ehi, s_w[i], s_gid[i], p_gid[i])
         hb = _base(p, 0, hptr)
         old = atomic_load(rec, hb)
         while (old >> 32) > bound:
@@ -448,8 +474,11 @@ def handle_messages(
     indptr,
     indices,
     arc_rank,
-    aw,
-    gids,
+    granks,
+    order,
+    ew,
+    elo,
+    ehi,
     need,
     rec,
     hptr,
@@ -477,8 +506,11 @@ def handle_messages(
                 indptr,
                 indices,
                 arc_rank,
-                aw,
-                gids,
+                granks,
+                order,
+                ew,
+                elo,
+                ehi,
                 need,
                 rec,
                 hptr,
@@ -501,8 +533,11 @@ def handle_messages(
                 indptr,
                 indices,
                 arc_rank,
-                aw,
-                gids,
+                granks,
+                order,
+                ew,
+                elo,
+                ehi,
                 need,
                 rec,
                 hptr,

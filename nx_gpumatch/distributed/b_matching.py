@@ -239,6 +239,9 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     qtail = np.zeros(1, np.int64)
     ob = np.empty((3 * p.cut_arcs + 1, 4), np.int64)
     out_n = np.zeros(1, np.int64)
+    granks = K.ghost_ranks(g.indptr, arc_rank, owned)
+    elo = p.gids[g.edge_src]
+    ehi = p.gids[g.edge_dst]
     # Iteration queue: the owned vertices with room, all marked QUEUED.
     queue = np.flatnonzero(owned & (cap > 0)).astype(np.int32)
     need[queue] |= K.QUEUED
@@ -333,8 +336,11 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
                     g.indptr,
                     g.indices,
                     arc_rank,
-                    g.weights,
-                    p.gids,
+                    granks,
+                    order,
+                    g.edge_weight,
+                    elo,
+                    ehi,
                     need,
                     rec,
                     hptr,
