@@ -10,7 +10,15 @@ import importlib
 import sys
 
 # Subcommand modules under nx_gpumatch.cli, in the order ``--help`` lists them.
-COMMANDS = ("match", "b_matching", "stable_marriage", "louvain", "warmup", "benchmark")
+COMMANDS = (
+    "match",
+    "b_matching",
+    "stable_marriage",
+    "louvain",
+    "distributed",
+    "warmup",
+    "benchmark",
+)
 
 
 def build_parser():

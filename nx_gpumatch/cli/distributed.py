@@ -1,0 +1,214 @@
+"""The ``nx-gpumatch distributed`` subcommand: run it under
+``mpiexec -n P nx-gpumatch distributed ...``. Each rank reads or generates its
+own share of the graph; rank 0 prints the result and the statistics."""
+
+import sys
+import time
+
+ALGORITHMS = ("b_suitor", "suitor", "local_max")
+
+
+def add_command(subparsers):
+    """Add the "distributed" subcommand to an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "distributed",
+        help="matching / b-matching on MPI ranks (run under mpiexec)",
+        description="Distributed ½-approximate matching and b-matching. Run under "
+        "'mpiexec -n P nx-gpumatch distributed ...': every rank reads or generates its own "
+        "share of the graph. The result equals the shared-memory one; rank 0 prints the "
+        "weight, size, time per phase and the messages of each kind.",
+    )
+    g = p.add_argument_group("input graph")
+    g.add_argument(
+        "--input",
+        "-i",
+        help=".mtx file (read in byte ranges) or .npy edge rows (u, v[, w]); default: generate",
+    )
+    g.add_argument("--generate", choices=("random", "rmat"), default="rmat", help="default rmat")
+    g.add_argument("-n", type=int, default=1 << 16, help="vertices (rmat: rounded up to 2**k)")
+    g.add_argument("-m", type=int, default=8 << 16, help="edges drawn")
+    g.add_argument(
+        "--rmat-kind", choices=("g500", "ssca", "er"), default="g500", help="R-MAT parameters"
+    )
+    g.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    a = p.add_argument_group("algorithm")
+    a.add_argument("--algorithm", "-a", choices=ALGORITHMS, default="b_suitor")
+    a.add_argument("--b", "-b", type=int, default=1, help="b for b_suitor (default 1)")
+    a.add_argument(
+        "--ordering",
+        choices=("id", "heaviest"),
+        default="id",
+        help="queue order: vertex id, or heaviest remaining edge first",
+    )
+    a.add_argument(
+        "--vertex-subsets", type=int, default=1, help="supersteps per iteration (default 1)"
+    )
+    a.add_argument(
+        "--b-subset", default=None, help="proposals per vertex and superstep: an int or 'half'"
+    )
+    a.add_argument("--full-sort", action="store_true", help="sort whole rows (no partial sort)")
+    a.add_argument(
+        "--partition",
+        choices=("block", "random"),
+        default="block",
+        help="vertex owners: blocks of ids, or a seeded random owner per vertex",
+    )
+    a.add_argument("--threads", type=int, default=None, help="Numba threads per rank")
+    o = p.add_argument_group("output")
+    o.add_argument(
+        "--output",
+        "-o",
+        help="write each rank's partners to this file ('{rank}' replaced, else '.<rank>' added)",
+    )
+    o.add_argument(
+        "--check",
+        action="store_true",
+        help="also gather the graph on rank 0 and compare with the shared-memory engine",
+    )
+    p.set_defaults(func=run_distributed)
+    return p
+
+
+def _options(args):
+    from nx_gpumatch.cli._common import CliError
+
+    if args.b < 0:
+        raise CliError("--b must be a non-negative integer")
+    if args.vertex_subsets < 1:
+        raise CliError("--vertex-subsets must be at least 1")
+    bsub = args.b_subset
+    if bsub is not None and bsub != "half":
+        try:
+            bsub = int(bsub)
+        except ValueError:
+            raise CliError("--b-subset must be a positive integer or 'half'") from None
+        if bsub < 1:
+            raise CliError("--b-subset must be a positive integer or 'half'")
+    if args.n < 1 or args.m < 0:
+        raise CliError("-n must be positive and -m non-negative")
+    if args.threads is not None and args.threads < 1:
+        raise CliError("--threads must be at least 1")
+    return bsub
+
+
+def _load(args, comm):
+    import numpy as np
+
+    from nx_gpumatch import distributed as D
+
+    if args.input:
+        if args.input.endswith(".npy"):
+            return D.read_edges_npy(args.input, comm), args.input
+        if args.input.endswith(".mtx"):
+            return D.read_mtx(args.input, comm), args.input
+        from nx_gpumatch.cli._common import CliError
+
+        raise CliError("--input must be a .mtx or .npy file")
+    if args.generate == "random":
+        part = D.random_edges(args.n, args.m, seed=args.seed, comm=comm)
+        return part, f"random n={args.n:,} m={args.m:,} seed {args.seed}"
+    scale = max(1, int(np.ceil(np.log2(max(args.n, 2)))))
+    ef = max(1, args.m // (1 << scale))
+    part = D.rmat_edges(scale, ef, args.rmat_kind, seed=args.seed, comm=comm)
+    return part, f"rmat {args.rmat_kind} scale {scale}, edge factor {ef}, seed {args.seed}"
+
+
+def run_distributed(args):
+    import numpy as np
+
+    from nx_gpumatch import distributed as D
+    from nx_gpumatch.cli._common import CliError
+
+    bsub = _options(args)
+    comm = D._comm.get_comm()
+    try:
+        t0 = time.perf_counter()
+        part, what = _load(args, comm)
+        t_load = comm.allreduce(time.perf_counter() - t0, op=D._comm.mpi().MAX)
+        owner = None
+        if args.partition == "random":
+            n = part.get("num_nodes")
+            if n is None:
+                top = int(max(part["src"].max(initial=-1), part["dst"].max(initial=-1)))
+                n = part["num_nodes"] = comm.allreduce(top, op=D._comm.mpi().MAX) + 1
+            owner = np.random.default_rng([args.seed, 1]).integers(0, comm.size, n)
+        strategy = {"ordering": args.ordering, "vertex_subsets": args.vertex_subsets}
+        strategy["partial_sort"] = not args.full_sort
+        if args.algorithm == "b_suitor":
+            res = D.b_matching(
+                part, args.b, owner=owner, b_subset=bsub, threads=args.threads, **strategy
+            )
+        elif args.algorithm == "suitor":
+            res = D.max_weight_matching(
+                part,
+                algorithm="suitor",
+                owner=owner,
+                b_subset=bsub,
+                threads=args.threads,
+                **strategy,
+            )
+        else:
+            res = D.max_weight_matching(
+                part, algorithm="local_max", owner=owner, threads=args.threads
+            )
+    except D.DistributedError as exc:
+        raise CliError(str(exc)) from None
+    size = res.size()
+    weight = res.weight()
+    same = None
+    if args.check:
+        same = _check(args, part, res, comm)
+    name = res.write(args.output) if args.output else None
+    names = comm.gather(name)
+    if comm.rank == 0:
+        b = args.b if args.algorithm == "b_suitor" else 1
+        st = res.stats
+        print(f"graph        {what} on {comm.size} ranks (loaded in {t_load:.3f} s)")
+        print(
+            f"algorithm    {args.algorithm}, b = {b}; ordering {args.ordering}, "
+            f"vertex subsets {args.vertex_subsets}, b' {bsub or 'b'}, "
+            f"{'full' if args.full_sort else 'partial'} sort; {args.partition} partition"
+        )
+        print(f"matching     {size:,} edges, weight {weight:.6g}")
+        print("time         " + ", ".join(f"{k} {v:.3f} s" for k, v in st.time.items()))
+        t = st.total
+        if args.algorithm == "local_max":
+            print(
+                f"messages     rounds {t['rounds']}, candidate updates {t['candidate_updates']:,}, "
+                f"matched updates {t['matched_updates']:,}"
+            )
+        else:
+            print(
+                f"messages     supersteps {t['supersteps']}, proposals {t['proposals']:,}, "
+                f"rejections {t['rejections']:,}, annulments {t['annulments']:,}, "
+                f"total {t['messages']:,}"
+            )
+        if same is not None:
+            print(f"check        equal to the shared-memory result: {same}")
+        if name:
+            print(f"output       {len(names)} files: {names[0]} ...")
+    return 0 if same is not False else 1
+
+
+def _check(args, part, res, comm):
+    """Gather the edge list on rank 0 and compare with the shared-memory engine."""
+    import numpy as np
+
+    import nx_gpumatch as gm
+    from nx_gpumatch.graph import Graph
+
+    pieces = comm.gather((part["src"], part["dst"], part.get("weight")), root=0)
+    got = res.gather()
+    if comm.rank != 0:
+        return None
+    s = np.concatenate([p[0] for p in pieces])
+    t = np.concatenate([p[1] for p in pieces])
+    w = None if pieces[0][2] is None else np.concatenate([p[2] for p in pieces])
+    n = part.get("num_nodes")
+    g = Graph.from_arrays(s, t, w, num_nodes=n, duplicates=part.get("duplicates", "last"))
+    b = args.b if args.algorithm == "b_suitor" else 1
+    u, v = gm.b_matching(g, b)
+    ok = bool(np.array_equal(u, got[0]) and np.array_equal(v, got[1]))
+    if not ok:
+        print("check        MISMATCH with the shared-memory result", file=sys.stderr)
+    return ok

@@ -1,0 +1,34 @@
+"""Distributed matching and b-matching on MPI (mpi4py), one process per rank.
+
+Run under ``mpiexec -n P``; every function here is collective over ``comm``
+(default ``MPI.COMM_WORLD``). Each rank passes only its own share of the edges
+(any slice); the engine redistributes them to a 1D vertex partition with
+ghosts, runs the package's CPU engine inside each rank, and returns on every
+rank the partners of the vertices it owns. Results equal the shared-memory
+``nx_gpumatch.b_matching`` / ``max_weight_matching(algorithm="suitor")``
+exactly, for any number of ranks and any partition.
+
+Importing this package does not import mpi4py; the first call does.
+"""
+
+from nx_gpumatch.distributed._comm import DistributedError
+from nx_gpumatch.distributed.b_matching import as_partition, b_matching
+from nx_gpumatch.distributed.io import random_edges, read_edges_npy, read_mtx, rmat_edges
+from nx_gpumatch.distributed.matching import max_weight_matching
+from nx_gpumatch.distributed.partition import Partition, partition_edges
+from nx_gpumatch.distributed.result import DistributedMatching, Stats
+
+__all__ = [
+    "b_matching",
+    "max_weight_matching",
+    "partition_edges",
+    "as_partition",
+    "Partition",
+    "DistributedMatching",
+    "Stats",
+    "DistributedError",
+    "read_mtx",
+    "read_edges_npy",
+    "random_edges",
+    "rmat_edges",
+]

@@ -1,0 +1,264 @@
+"""From each rank's slice of edges to a 1D vertex partition with ghosts.
+
+Each rank hands in any slice of the global edge list. Edges are sent to the
+owners of both ends (one all-to-all), repeated pairs are resolved there, and
+each rank keeps the edges with at least one owned end. Local vertex ids number
+the owned vertices and their ghosts in global-id order, so local (min, max)
+pairs order like global ones and the package's CSR :class:`Graph`, built on the
+local ids, ranks local edges consistently with the global edge order.
+"""
+
+import numpy as np
+
+from nx_gpumatch.distributed._comm import agree, alltoallv, check
+
+__all__ = ["Partition", "partition_edges", "block_size"]
+
+
+def block_size(n, size):
+    """Block partition by vertex id: rank r owns [r*c, (r+1)*c) with c = ceil(n/size)."""
+    c = max(1, -(-int(n) // int(size)))
+    return c
+
+
+def _local_checks(src, dst, weight, duplicates):
+    if duplicates not in ("last", "max"):
+        raise ValueError(f"duplicates must be 'last' or 'max', got {duplicates!r}")
+    src = np.asarray(src)
+    dst = np.asarray(dst)
+    if src.ndim != 1 or src.shape != dst.shape:
+        raise ValueError(
+            f"src and dst must be 1-D arrays of equal length, got shapes {src.shape}, {dst.shape}"
+        )
+    for name, a in (("src", src), ("dst", dst)):
+        if a.size and a.dtype.kind not in "iu":
+            raise ValueError(f"{name} must hold integer vertex ids, got dtype {a.dtype}")
+    src = src.astype(np.int64, copy=False)
+    dst = dst.astype(np.int64, copy=False)
+    if weight is None:
+        w = np.ones(src.shape[0], np.float64)
+    else:
+        w = np.asarray(weight)
+        if w.dtype == object or w.dtype.kind not in "biuf":
+            raise ValueError(f"weights must be numbers, got dtype {w.dtype}")
+        w = w.astype(np.float64, copy=False)
+        if w.shape != src.shape:
+            raise ValueError(f"expected {src.shape[0]} weights, got shape {w.shape}")
+        bad = ~np.isfinite(w)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"weights must be finite; local edge #{i} has {w[i]!r}")
+    if src.size and min(src.min(), dst.min()) < 0:
+        raise ValueError(f"vertex ids must be >= 0, got {int(min(src.min(), dst.min()))}")
+    return src, dst, w
+
+
+class LocalIds:
+    """Global -> local id map for ids in the local vertex set. When the owned
+    ids are one contiguous range (the block partition) owned ids map by
+    arithmetic and only ghosts are searched, in the short ghost list."""
+
+    def __init__(self, gids, owned_gids):
+        self.gids = gids
+        k = owned_gids.shape[0]
+        self.block = k > 0 and int(owned_gids[-1]) - int(owned_gids[0]) + 1 == k
+        if self.block:
+            self.lo, self.hi = int(owned_gids[0]), int(owned_gids[-1]) + 1
+            self.ghosts = gids[(gids < self.lo) | (gids >= self.hi)]
+            self.below = int(np.searchsorted(self.ghosts, self.lo))
+
+    def __call__(self, x):
+        if not self.block:
+            return np.searchsorted(self.gids, x)
+        out = x - (self.lo - self.below)
+        far = (x < self.lo) | (x >= self.hi)
+        if far.any():
+            g = x[far]
+            out[far] = np.searchsorted(self.ghosts, g) + np.where(
+                g >= self.hi, self.hi - self.lo, 0
+            )
+        return out
+
+
+class Partition:
+    """This rank's share: owned vertices, ghosts and the local CSR graph.
+
+    Attributes: ``num_nodes`` (global n), ``gids`` (global id of each local
+    vertex, ascending), ``owned`` (bool per local vertex), ``owner`` (rank per
+    local vertex), ``graph`` (:class:`nx_gpumatch.Graph` on local ids: the edges
+    with at least one owned end), ``neighbours`` (ranks owning ghosts),
+    ``boundary`` ({rank: local ids of owned vertices that are ghosts there,
+    ascending}), ``ghosts_of`` ({rank: local ids of ghosts it owns, ascending}).
+    """
+
+    def __init__(self, comm, num_nodes, gids, owned, owner, graph, local=None):
+        self.comm = comm
+        self.local = LocalIds(gids, gids[owned]) if local is None else local
+        self.num_nodes = num_nodes
+        self.gids = gids
+        self.owned = owned
+        self.owner = owner
+        self.graph = graph
+        self.owned_ids = np.flatnonzero(owned)
+        g = graph
+        a = np.repeat(np.arange(g.num_nodes, dtype=np.int64), np.diff(g.indptr))
+        b = g.indices.astype(np.int64)
+        cut = owned[a] & ~owned[b]
+        self.cut_arcs = int(np.count_nonzero(cut))
+        ghosts = np.flatnonzero(~owned)
+        self.neighbours = [int(r) for r in np.unique(owner[ghosts])]
+        self.ghosts_of = {r: ghosts[owner[ghosts] == r] for r in self.neighbours}
+        ra = a[cut]
+        rb = owner[b[cut]]
+        self.boundary = {r: np.unique(ra[rb == r]) for r in self.neighbours}
+
+
+def partition_edges(
+    src, dst, weight=None, *, num_nodes=None, owner=None, comm=None, duplicates="last"
+):
+    """Redistribute this rank's slice of edges to a 1D vertex partition.
+
+    Parameters
+    ----------
+    src, dst, weight : this rank's edges (global ids, any slice; weight None = 1)
+    num_nodes : global number of vertices, the same on every rank (None: the
+        largest id seen on any rank, plus one)
+    owner : None (block partition by id) or an int array of length num_nodes
+        giving each vertex's rank, the same on every rank
+    duplicates : "last" (repeated pairs keep the weight that comes last in the
+        concatenation of the slices in rank order, as a networkx Graph built
+        from that list does) or "max" (the heaviest; the Matrix Market rule)
+    """
+    from nx_gpumatch.distributed._comm import get_comm
+
+    comm = get_comm(comm)
+    P, me = comm.size, comm.rank
+    src, dst, w = check(comm, _local_checks, src, dst, weight, duplicates)
+    # num_nodes: one value everywhere.
+    seen = comm.allgather(check(comm, _num_nodes, num_nodes))
+    agree(comm, None if len(set(seen)) == 1 else f"num_nodes differs across ranks: {seen}")
+    local_top = int(max(src.max(initial=-1), dst.max(initial=-1)))
+    top = comm.allreduce(local_top, op=_mpi_max())
+    n = top + 1 if seen[0] is None else seen[0]
+    err = None
+    if n >= 2**31:
+        err = f"graphs need fewer than 2**31 vertices, got {n}"
+    elif local_top >= n:
+        err = f"vertex ids must lie in [0, {n}), got {local_top}"
+    agree(comm, err)
+    # Owner of each vertex.
+    if owner is None:
+        c = block_size(n, P)
+
+        def owner_of(x):
+            return (x // c).astype(np.int64)
+
+        lo_id, hi_id = min(n, me * c), min(n, (me + 1) * c)
+        owned_gids = np.arange(lo_id, hi_id, dtype=np.int64)
+    else:
+        own = check(comm, _owner_array, owner, n, P)
+        # The same array everywhere: compare a checksum.
+        h = int(
+            (own.astype(np.uint64) * np.uint64(2654435761) + np.arange(n, dtype=np.uint64)).sum()
+        )
+        hs = comm.allgather(h)
+        agree(comm, None if len(set(hs)) == 1 else "owner arrays differ across ranks")
+
+        def owner_of(x):
+            return own[x].astype(np.int64)
+
+        owned_gids = np.flatnonzero(own == me).astype(np.int64)
+    # Global position of each local edge, for "last wins".
+    m = src.shape[0]
+    offset = comm.exscan(m) if P > 1 else 0
+    offset = 0 if offset is None else offset
+    pos = np.arange(offset, offset + m, dtype=np.int64)
+    lo = np.minimum(src, dst)
+    hi = np.maximum(src, dst)
+    keep = lo != hi  # self-loops: no matching can use them
+    lo, hi, w, pos = lo[keep], hi[keep], w[keep], pos[keep]
+    olo = owner_of(lo)
+    ohi = owner_of(hi)
+    two = olo != ohi
+    rows = np.empty((lo.shape[0] + int(two.sum()), 4), np.int64)
+    k = lo.shape[0]
+    rows[:k, 0] = lo
+    rows[:k, 1] = hi
+    rows[:k, 2] = w.view(np.int64)
+    rows[:k, 3] = pos
+    rows[k:] = rows[:k][two]
+    dest = np.concatenate([olo, ohi[two]])
+    got = alltoallv(comm, rows, dest, 4)
+    glo, ghi, gpos = got[:, 0], got[:, 1], got[:, 3]
+    gw = got[:, 2].copy().view(np.float64)
+    key = glo * max(n, 1) + ghi
+    if duplicates == "last":
+        order = np.lexsort((gpos, key))
+    else:
+        order = np.lexsort((gw, key))
+    key, gw = key[order], gw[order]
+    last = np.ones(key.shape[0], bool)
+    last[:-1] = key[1:] != key[:-1]
+    key, gw = key[last], gw[last]
+    elo = key // max(n, 1)
+    ehi = key % max(n, 1)
+    gids = _union(owned_gids, elo, ehi)
+    owned = np.zeros(gids.shape[0], bool)
+    local = LocalIds(gids, owned_gids)
+    owned[local(owned_gids)] = True
+    own_local = owner_of(gids) if gids.size else np.zeros(0, np.int64)
+    from nx_gpumatch.graph import Graph
+
+    graph = Graph(
+        gids.shape[0],
+        local(elo).astype(np.int32),
+        local(ehi).astype(np.int32),
+        np.ascontiguousarray(gw, np.float64),
+    )
+    return Partition(comm, n, gids, owned, own_local.astype(np.int32), graph, local)
+
+
+def _union(owned_gids, elo, ehi):
+    """Sorted ids of the owned vertices and every end of a local edge. Only the
+    ends that are not owned need sorting; they are few unless most edges are cut."""
+    x = np.concatenate([elo, ehi])
+    k = owned_gids.shape[0]
+    if k and int(owned_gids[-1]) - int(owned_gids[0]) + 1 == k:  # a block: no search
+        ghost = x[(x < owned_gids[0]) | (x > owned_gids[-1])]
+    else:
+        pos = np.minimum(np.searchsorted(owned_gids, x), max(k - 1, 0))
+        ghost = x[(k == 0) | (owned_gids[pos] != x)] if x.size else x
+    ghost.sort()
+    if ghost.size:
+        ghost = ghost[np.concatenate([[True], ghost[1:] != ghost[:-1]])]
+    out = np.concatenate([owned_gids, ghost])
+    out.sort(kind="stable")  # two sorted runs: a merge
+    return out
+
+
+def _num_nodes(num_nodes):
+    if num_nodes is None:
+        return None
+    import numbers
+
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, numbers.Integral) or num_nodes < 0:
+        raise ValueError(f"num_nodes must be a non-negative integer, got {num_nodes!r}")
+    return int(num_nodes)
+
+
+def _owner_array(owner, n, P):
+    own = np.asarray(owner)
+    if own.shape != (n,):
+        raise ValueError(f"owner must have one rank per vertex ({n}), got shape {own.shape}")
+    if own.size and own.dtype.kind not in "iu":
+        raise ValueError(f"owner must hold integer ranks, got dtype {own.dtype}")
+    own = own.astype(np.int64)
+    if own.size and (own.min() < 0 or own.max() >= P):
+        raise ValueError(f"owner ranks must lie in [0, {P})")
+    return own
+
+
+def _mpi_max():
+    from nx_gpumatch.distributed._comm import mpi
+
+    return mpi().MAX

@@ -1,0 +1,161 @@
+"""What a distributed matching call returns on each rank."""
+
+import numpy as np
+
+__all__ = ["DistributedMatching", "Stats"]
+
+COUNTS = (
+    "supersteps",
+    "iterations",
+    "proposals",
+    "rejections",
+    "annulments",
+    "rounds",
+    "candidate_updates",
+    "matched_updates",
+)
+
+
+class Stats:
+    """Messages of each kind and supersteps of one call.
+
+    The attributes are this rank's counts (messages it sent); after the call
+    ``total`` holds the sums over all ranks, ``time`` the slowest rank's seconds
+    per phase (partition, setup, compute, communicate, messages) and
+    ``time_rank`` this rank's. b-Suitor counts PROP / REJ / ANL messages; local
+    max counts rounds and the candidate / matched updates it sends to
+    neighbours. Supersteps, iterations and rounds are the same on every rank.
+    """
+
+    def __init__(self):
+        for k in COUNTS:
+            setattr(self, k, 0)
+        self.times = {}
+        self.total = {}
+        self.time = {}
+
+    @property
+    def messages(self):
+        return (
+            self.proposals
+            + self.rejections
+            + self.annulments
+            + self.candidate_updates
+            + (self.matched_updates)
+        )
+
+    def finish(self, comm):
+        """Sum the counts and take the slowest rank's times (collective)."""
+        from nx_gpumatch.distributed._comm import mpi
+
+        MPI = mpi()
+        local = np.array([getattr(self, k) for k in COUNTS], np.int64)
+        summed = np.empty_like(local)
+        comm.Allreduce(local, summed, op=MPI.SUM)
+        self.total = {k: int(v) for k, v in zip(COUNTS, summed)}
+        # Supersteps and rounds are global; iterations (queue refills) differ
+        # per rank: the largest is reported.
+        for k in ("supersteps", "rounds"):
+            self.total[k] = getattr(self, k)
+        self.total["iterations"] = int(comm.allreduce(self.iterations, op=MPI.MAX))
+        self.total["messages"] = int(sum(self.total[k] for k in COUNTS[2:] if k != "rounds"))
+        phases = ("partition", "setup", "compute", "messages", "communicate")
+        names = [k for k in phases if k in self.times] + sorted(set(self.times) - set(phases))
+        t = np.array([self.times[k] for k in names], np.float64)
+        tmax = np.empty_like(t)
+        comm.Allreduce(t, tmax, op=MPI.MAX)
+        self.time = dict(zip(names, tmax.tolist()))
+        self.time_rank = dict(self.times)
+
+    def as_dict(self):
+        return {"total": dict(self.total), "time": dict(self.time)}
+
+    def __repr__(self):
+        return f"Stats({self.total or {k: getattr(self, k) for k in COUNTS}})"
+
+
+class DistributedMatching:
+    """This rank's part of a (b-)matching: the partners of its owned vertices.
+
+    ``vertices``: owned global ids, ascending; the partners of ``vertices[i]``
+    are ``partners[indptr[i]:indptr[i + 1]]`` (ascending global ids) with edge
+    weights ``weights[...]``. ``stats``: a :class:`Stats`. Methods marked
+    collective must be called on every rank.
+    """
+
+    def __init__(self, num_nodes, vertices, indptr, partners, weights, stats, comm):
+        self.num_nodes = num_nodes
+        self.vertices = vertices
+        self.indptr = indptr
+        self.partners = partners
+        self.weights = weights
+        self.stats = stats
+        self.comm = comm
+
+    @property
+    def mate(self):
+        """Partner of each owned vertex, -1 if none (matchings, b = 1 only)."""
+        deg = np.diff(self.indptr)
+        if deg.size and deg.max() > 1:
+            raise ValueError("mate needs a matching (b = 1); use partners / edges()")
+        out = np.full(self.vertices.shape[0], -1, np.int64)
+        out[deg == 1] = self.partners
+        return out
+
+    def edges(self):
+        """(u, v, w) of the matched edges whose smaller end u this rank owns:
+        over all ranks, every matched edge exactly once."""
+        u = np.repeat(self.vertices, np.diff(self.indptr))
+        up = self.partners > u
+        return u[up], self.partners[up], self.weights[up]
+
+    def size(self):
+        """Number of matched edges (collective)."""
+        return int(self.comm.allreduce(int(self.edges()[0].shape[0])))
+
+    def weight(self):
+        """Total weight of the matched edges (collective; summed per rank, then
+        over ranks, so the last bits may differ from a sequential sum)."""
+        return float(self.comm.allreduce(float(self.edges()[2].sum())))
+
+    def gather(self, root=0):
+        """(src, dst, weight) arrays of the whole matching, src < dst, sorted, on
+        ``root``; None elsewhere (collective)."""
+        parts = self.comm.gather(self.edges(), root=root)
+        if self.comm.rank != root:
+            return None
+        u = np.concatenate([p[0] for p in parts])
+        v = np.concatenate([p[1] for p in parts])
+        w = np.concatenate([p[2] for p in parts])
+        o = np.lexsort((v, u))
+        return u[o], v[o], w[o]
+
+    def gather_mate(self, root=0):
+        """The global mate array (length num_nodes, -1 = unmatched) on ``root``;
+        None elsewhere (collective; matchings only)."""
+        mine = (self.vertices, self.mate)
+        parts = self.comm.gather(mine, root=root)
+        if self.comm.rank != root:
+            return None
+        out = np.full(self.num_nodes, -1, np.int64)
+        for v, m in parts:
+            out[v] = m
+        return out
+
+    def write(self, path):
+        """Write this rank's owned vertices' partners as CSV lines
+        ``vertex,partner,weight`` to ``path`` (``{rank}`` in it is replaced by
+        the rank; otherwise ``.<rank>`` is appended). Returns the file name."""
+        name = path.format(rank=self.comm.rank) if "{rank}" in path else f"{path}.{self.comm.rank}"
+        u = np.repeat(self.vertices, np.diff(self.indptr))
+        with open(name, "w") as f:
+            f.write("vertex,partner,weight\n")
+            for a, b, w in zip(u.tolist(), self.partners.tolist(), self.weights.tolist()):
+                f.write(f"{a},{b},{w!r}\n")
+        return name
+
+    def __repr__(self):
+        return (
+            f"<DistributedMatching rank {self.comm.rank}/{self.comm.size}: "
+            f"{self.vertices.shape[0]} owned vertices, {self.partners.shape[0]} partner entries>"
+        )
