@@ -8,7 +8,7 @@ ratio compares runs made in the same process on the same machine.
 import statistics
 import time
 
-PROBLEMS = ("matching", "b_matching", "stable_marriage", "exact_matching", "louvain")
+PROBLEMS = ("matching", "b_matching", "stable_marriage", "exact_matching", "louvain", "bipartite")
 
 
 def median_time(fn, repeat=5, warmup=1):

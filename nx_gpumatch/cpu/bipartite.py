@@ -166,8 +166,17 @@ def _expand(c, level, cptr, crows, rmatch, dist, nxt, count, found):
             nxt[atomic_add(count, 0, 1)] = c2
 
 
+# A level with fewer columns than this is expanded on one thread: starting the
+# thread team costs more, and deep thin searches (long paths) have many such levels.
+SMALL_LEVEL = 4096
+
+
 @njit(cache=True, parallel=True)
 def _expand_level(front, nfront, level, cptr, crows, rmatch, dist, nxt, count, found):
+    if nfront < SMALL_LEVEL:
+        for i in range(nfront):
+            _expand(front[i], level, cptr, crows, rmatch, dist, nxt, count, found)
+        return
     for i in prange(nfront):
         _expand(front[np.int64(i)], level, cptr, crows, rmatch, dist, nxt, count, found)
 
@@ -258,7 +267,8 @@ def _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via):
 
 @njit(cache=True)
 def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
-    """Hopcroft-Karp from the given matching (in place). Returns the number of phases."""
+    """Hopcroft-Karp from the given matching (in place). Returns (phases, dist):
+    dist < UNSEEN marks the columns the final, fruitless search reached."""
     dist = np.empty(ncols, np.int32)
     front = np.empty(ncols, np.int32)
     nxt = np.empty(ncols, np.int32)
@@ -268,8 +278,8 @@ def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
     phases = 0
     while True:
         limit = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, True)
-        if limit < 0:
-            return phases
+        if limit < 0:  # this search ran to its end: dist marks the columns it reached
+            return phases, dist
         phases += 1
         _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via)
 
@@ -317,6 +327,13 @@ def _ap_level(
     nends,
     wr,
 ):
+    if nfront < SMALL_LEVEL:
+        for i in range(nfront):
+            _ap_expand(
+                front[i], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
+                nxt, count, ends, nends, wr,
+            )  # fmt: skip
+        return
     for i in prange(nfront):
         _ap_expand(
             front[np.int64(i)], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
@@ -362,7 +379,7 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
     """APFB (``full``: the BFS runs to its end) or APsB (it stops at the first
     level that meets a free row), with GPUBFS-WR's early exit (``wr``): a tree
     that found a path stops growing. One path per tree is flipped per phase.
-    Returns the number of phases."""
+    Returns (phases, levels) as :func:`hopcroft_karp` returns (phases, dist)."""
     level_of = np.empty(ncols, np.int32)
     parent = np.empty(ncols, np.int32)
     root = np.empty(ncols, np.int32)
@@ -416,34 +433,79 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
             front, nxt = nxt, front
             nfront = count[0]
             level += 1
-        if nends[0] == 0:
-            return phases
+        if nends[0] == 0:  # the search ran to its end: level_of marks what it reached
+            return phases, level_of
         phases += 1
         _alternate_all(ends, nends[0], rmatch, cmatch, parent, root, pred, owner)
         _fix_ends(ends, nends[0], rmatch)
 
 
 # -------------------------------------------------------------- certificate
+@njit(cache=True, parallel=True)
+def cover_from_levels(nrows, rmatch, levels):
+    """Konig's cover from a finished alternating search from the free columns
+    (levels[c] < UNSEEN: c reached; no free row reached). With Z the reached
+    vertices, the cover is the columns outside Z and the rows inside Z; a
+    matched row is in Z exactly when its mate is (the mate is reached through it)."""
+    col_cover = np.empty(levels.shape[0], np.bool_)
+    for c in prange(levels.shape[0]):
+        col_cover[c] = levels[c] == UNSEEN
+    row_cover = np.empty(nrows, np.bool_)
+    for r in prange(nrows):
+        c = rmatch[r]
+        row_cover[r] = c >= 0 and levels[c] != UNSEEN
+    return row_cover, col_cover
+
+
 @njit(cache=True)
 def konig_cover(nrows, ncols, cptr, crows, rmatch, cmatch):
-    """(row_in_cover, col_in_cover, ok) from the alternating BFS of the final
-    matching. Z = vertices reached from free columns; the cover is the columns
-    outside Z and the rows inside Z. ok is False if a free row was reached (the
-    matching is not maximum; the sets are then no certificate)."""
+    """(row_in_cover, col_in_cover, ok) from a full alternating BFS of the given
+    matching; ok is False if a free row was reached (the matching is not
+    maximum; the sets are then no certificate)."""
     dist = np.empty(ncols, np.int32)
     front = np.empty(ncols, np.int32)
     nxt = np.empty(ncols, np.int32)
     hit = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, False)
-    col_cover = np.empty(ncols, np.bool_)
-    for c in range(ncols):
-        col_cover[c] = dist[c] == UNSEEN
-    row_cover = np.zeros(nrows, np.bool_)
-    for r in range(nrows):
-        c = rmatch[r]
-        # a matched row is reached exactly when its mate is (the mate is reached through it)
-        if c >= 0 and dist[c] != UNSEEN:
-            row_cover[r] = True
+    row_cover, col_cover = cover_from_levels(nrows, rmatch, dist)
     return row_cover, col_cover, hit < 0
+
+
+@njit(cache=True, parallel=True)
+def verify(nrows, ncols, cptr, crows, rmatch, cmatch, row_cover, col_cover):
+    """True when rmatch/cmatch are one matching of the graph and the cover covers
+    every edge with as many vertices as there are matched pairs."""
+    bad = 0
+    size = 0
+    nc = 0
+    for c in prange(ncols):
+        r = cmatch[c]
+        if col_cover[c]:
+            nc += 1
+        if r >= 0:
+            size += 1
+            if r >= nrows or rmatch[r] != c:
+                bad += 1
+            else:
+                edge = False
+                for k in range(cptr[c], cptr[c + 1]):
+                    if crows[k] == r:
+                        edge = True
+                    if not (col_cover[c] or row_cover[crows[k]]):
+                        bad += 1
+                if not edge:
+                    bad += 1
+        elif not col_cover[c]:
+            for k in range(cptr[c], cptr[c + 1]):
+                if not row_cover[crows[k]]:
+                    bad += 1
+    nr = 0
+    rsize = 0
+    for r in prange(nrows):
+        if row_cover[r]:
+            nr += 1
+        if rmatch[r] >= 0:
+            rsize += 1
+    return bad == 0 and rsize == size and nr + nc == size
 
 
 # ------------------------------------------------------------ bipartite sides
