@@ -88,10 +88,10 @@ def solve(
     from nx_gpumatch import cpu
     from nx_gpumatch.cpu import bipartite as cb
 
+    if algorithm == "hopcroft_karp" and (device == "gpu" or backend != "cupy"):
+        raise ValueError("the GPU engine runs 'apfb' or 'apsb', not 'hopcroft_karp'")
     engine = resolve_device(device, bi.num_edges) if backend == "cupy" else "gpu"
     if engine == "gpu" and algorithm == "hopcroft_karp":
-        if device == "gpu" or backend != "cupy":
-            raise ValueError("the GPU engine runs 'apfb' or 'apsb', not 'hopcroft_karp'")
         algorithm = "apfb"  # device='auto' picked the GPU: its algorithm
     nr, nc = bi.nrows, bi.ncols
     rmatch = np.full(nr, -1, np.int32)
