@@ -70,6 +70,7 @@ def solve(
     wr=True,
     layout="ct",
     backend="cupy",
+    block=None,
     stats=None,
 ):
     """(rmatch, cmatch, row_cover, col_cover) for a :class:`Biadjacency`.
@@ -108,7 +109,14 @@ def solve(
             from nx_gpumatch.gpu import bipartite as gb
 
             rmatch, cmatch, phases = gb.run(
-                bi, rmatch, cmatch, full=algorithm == "apfb", wr=wr, layout=layout, backend=backend
+                bi,
+                rmatch,
+                cmatch,
+                full=algorithm == "apfb",
+                wr=wr,
+                layout=layout,
+                backend=backend,
+                block=block or gb.BLOCK,
             )
         elif algorithm == "hopcroft_karp":
             phases, levels = cb.hopcroft_karp(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
