@@ -10,7 +10,7 @@ import importlib
 import sys
 
 # Subcommand modules under nx_gpumatch.cli, in the order ``--help`` lists them.
-COMMANDS = ("match", "b_matching", "stable_marriage", "louvain")
+COMMANDS = ("match", "b_matching", "stable_marriage", "louvain", "bipartite")
 
 
 def build_parser():
