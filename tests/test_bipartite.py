@@ -231,3 +231,28 @@ def test_thread_count_does_not_change_cardinality():
             for algo in bp.ALGORITHMS:
                 sizes.add(solve_checked(A, algorithm=algo))
     assert len(sizes) == 1
+
+
+# ------------------------------------------------------------------ CLI
+def test_cli_generated(capsys):
+    from nx_gpumatch.cli import main
+
+    assert main(["bipartite", "-n", "300", "--generate", "hub"]) == 0
+    out = capsys.readouterr().out
+    assert "same cardinality" in out and "Konig cover" in out
+
+
+def test_cli_csv_and_errors(tmp_path, capsys):
+    from nx_gpumatch.cli import main
+
+    src = tmp_path / "e.csv"
+    src.write_text("a,b\nx,1\nx,2\ny,1\n")
+    dst = tmp_path / "m.csv"
+    assert (
+        main(["bipartite", "-i", str(src), "--source", "a", "--target", "b", "-o", str(dst)]) == 0
+    )
+    got = pd.read_csv(dst)
+    assert len(got) == 2 and set(got["row"]) == {"x", "y"}
+    assert main(["bipartite", "-i", str(src)]) == 2
+    assert "column 'source'" in capsys.readouterr().err
+    assert main(["bipartite", "-i", str(tmp_path / "missing.csv")]) == 2
