@@ -266,6 +266,51 @@ def _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via):
 
 
 @njit(cache=True)
+def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via):
+    """One pass of plain DFS augmentation (no layers) from every free column:
+    each row is entered at most once per pass, so the pass is O(m). It finds
+    long augmenting paths that shortest-path phases would take one per phase
+    (deep layered inputs), and keeps Hopcroft-Karp's bound: phases still
+    start with the shortest paths."""
+    for c in range(ncols):
+        it[c] = cptr[c]
+    seen[:] = False
+    augmented = 0
+    for c0 in range(ncols):
+        if cmatch[c0] >= 0:
+            continue
+        top = 0
+        stack[0] = c0
+        while top >= 0:
+            c = stack[top]
+            moved = False
+            done = False
+            while it[c] < cptr[c + 1]:
+                r = crows[it[c]]
+                it[c] += 1
+                if seen[r]:
+                    continue
+                seen[r] = True
+                via[top] = r
+                if rmatch[r] < 0:
+                    done = True
+                else:
+                    top += 1
+                    stack[top] = rmatch[r]
+                    moved = True
+                break
+            if done:
+                for i in range(top, -1, -1):
+                    rmatch[via[i]] = stack[i]
+                    cmatch[stack[i]] = via[i]
+                augmented += 1
+                break
+            if not moved:
+                top -= 1
+    return augmented
+
+
+@njit(cache=True)
 def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
     """Hopcroft-Karp from the given matching (in place). Returns (phases, dist):
     dist < UNSEEN marks the columns the final, fruitless search reached."""
@@ -275,6 +320,7 @@ def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
     it = np.empty(ncols, np.int64)
     stack = np.empty(ncols + 1, np.int32)
     via = np.empty(ncols + 1, np.int32)
+    seen = np.empty(nrows, np.bool_)
     phases = 0
     while True:
         limit = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, True)
@@ -282,6 +328,7 @@ def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
             return phases, dist
         phases += 1
         _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via)
+        _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via)
 
 
 # ------------------------------------------------------------- APFB / APsB
