@@ -90,18 +90,27 @@ def init_karp_sipser(nrows, ncols, cptr, crows, rptr, rcols, rmatch, cmatch):
     with its only neighbour while there is one, else the next free column with
     its first free row. Degree-one choices are always part of some maximum
     matching, which leaves the augmenting phase little to do. O(m)."""
-    cdeg = np.zeros(ncols, np.int64)
-    rdeg = np.zeros(nrows, np.int64)
+    # From an empty matching the degrees are the list lengths: no pass over the edges.
+    empty = True
     for c in range(ncols):
-        if cmatch[c] < 0:
-            for k in range(cptr[c], cptr[c + 1]):
-                if rmatch[crows[k]] < 0:
-                    cdeg[c] += 1
-    for r in range(nrows):
-        if rmatch[r] < 0:
-            for k in range(rptr[r], rptr[r + 1]):
-                if cmatch[rcols[k]] < 0:
-                    rdeg[r] += 1
+        if cmatch[c] >= 0:
+            empty = False
+            break
+    cdeg = np.diff(cptr)
+    rdeg = np.diff(rptr)
+    if not empty:
+        for c in range(ncols):
+            cdeg[c] = 0
+            if cmatch[c] < 0:
+                for k in range(cptr[c], cptr[c + 1]):
+                    if rmatch[crows[k]] < 0:
+                        cdeg[c] += 1
+        for r in range(nrows):
+            rdeg[r] = 0
+            if rmatch[r] < 0:
+                for k in range(rptr[r], rptr[r + 1]):
+                    if cmatch[rcols[k]] < 0:
+                        rdeg[r] += 1
     # every vertex enters at most twice: once at the start, once when its degree drops to 1
     queue = np.empty(2 * (nrows + ncols) + 1, np.int64)
     tail = 0
