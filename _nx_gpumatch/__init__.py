@@ -37,6 +37,18 @@ FUNCTIONS = {
         "module": "matching",
         "additional_docs": "Greedy matching under the package's edge order (Suitor on the CPU).",
     },
+    "hopcroft_karp_matching": {
+        "module": "bipartite",
+        "additional_docs": "Also serves bipartite.maximum_matching. Karp-Sipser start, then Hopcroft-Karp with a parallel level-synchronous BFS (Numba); every answer is proved by a Konig vertex cover of the same size. Directed graphs and multigraphs fall back to networkx.",
+    },
+    "eppstein_matching": {
+        "module": "bipartite",
+        "additional_docs": "Same engine as hopcroft_karp_matching (any maximum matching is a valid answer).",
+    },
+    "to_vertex_cover": {
+        "module": "bipartite",
+        "additional_docs": "Konig's cover from one parallel alternating BFS; raises NetworkXError if the matching is not maximum.",
+    },
 }
 
 

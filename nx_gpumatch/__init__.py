@@ -9,6 +9,7 @@ when a GPU path is taken.
 # end of its import it calls _nx_gpumatch.get_info, which builds the default config.
 import networkx  # noqa: F401, I001
 
+from nx_gpumatch.algorithms.bipartite import bipartite_vertex_cover, maximum_bipartite_matching
 from nx_gpumatch.algorithms.b_matching import b_matching, b_matching_weight, is_b_matching
 from nx_gpumatch.algorithms.louvain import louvain_communities, louvain_partitions
 from nx_gpumatch.algorithms.matching import (
@@ -52,6 +53,9 @@ __all__ = [
     "stable_marriage_instance",
     "smi_from_graph",
     "greedy_matching_smi",
+    # bipartite matching
+    "maximum_bipartite_matching",
+    "bipartite_vertex_cover",
     # communities
     "louvain_communities",
     "louvain_partitions",

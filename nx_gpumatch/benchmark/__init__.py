@@ -14,6 +14,8 @@ PROBLEMS = (
     "stable_marriage",
     "exact_matching",
     "louvain",
+    "bipartite",
+    "distributed",
     "cold_start",
     "scaling",
 )

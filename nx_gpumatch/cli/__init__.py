@@ -15,6 +15,7 @@ COMMANDS = (
     "b_matching",
     "stable_marriage",
     "louvain",
+    "bipartite",
     "distributed",
     "warmup",
     "benchmark",

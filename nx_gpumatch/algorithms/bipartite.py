@@ -1,0 +1,395 @@
+"""Maximum-cardinality bipartite matching: scipy's contract, networkx dispatch.
+
+Every call reduces its input to a biadjacency in CSR by column (rows on one
+side, columns on the other), runs an engine and proves the answer: a Konig
+vertex cover of the same size as the matching, from the alternating BFS of the
+final matching. A matching that fails the proof raises instead of returning.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nx_gpumatch.config import resolve_device
+
+ALGORITHMS = ("hopcroft_karp", "apfb", "apsb")
+INITS = ("karp_sipser", "cheap", "none")
+LAYOUTS = ("ct", "mt")
+
+__all__ = ["maximum_bipartite_matching", "bipartite_vertex_cover", "Biadjacency"]
+
+
+class Biadjacency:
+    """A bipartite graph as ``nrows`` x ``ncols`` with the rows of each column in
+    ``crows[cptr[c]:cptr[c + 1]]`` (int64 / int32, repeated entries allowed)."""
+
+    def __init__(self, nrows, ncols, cptr, crows):
+        self.nrows = int(nrows)
+        self.ncols = int(ncols)
+        self.cptr = np.ascontiguousarray(cptr, np.int64)
+        self.crows = np.ascontiguousarray(crows, np.int32)
+        if self.cptr.shape != (self.ncols + 1,) or self.cptr[0] != 0:
+            raise ValueError("cptr must have ncols + 1 entries starting at 0")
+        if np.any(np.diff(self.cptr) < 0) or self.cptr[-1] != self.crows.shape[0]:
+            raise ValueError("cptr must be non-decreasing and end at len(crows)")
+        if self.crows.size and (self.crows.min() < 0 or self.crows.max() >= self.nrows):
+            raise ValueError(f"row ids must lie in [0, {self.nrows})")
+
+    @classmethod
+    def from_scipy(cls, A):
+        """(Biadjacency, swapped) for a matrix whose rows are one side and columns
+        the other; every stored entry is an edge, explicit zeros included (as
+        scipy). A CSR matrix is used as it is, with its rows as our columns
+        (``swapped``): no copy, no transpose."""
+        import scipy.sparse as sp
+
+        if not sp.issparse(A):
+            raise TypeError("graph must be a scipy sparse matrix or array")
+        if A.ndim != 2:
+            raise ValueError(f"graph must be 2-D, got shape {A.shape}")
+        nrows, ncols = A.shape
+        if max(nrows, ncols) >= 2**31 - 1:
+            raise ValueError("more than 2**31 - 2 rows or columns are not supported")
+        if A.format == "csc":
+            return cls(nrows, ncols, A.indptr, A.indices), False
+        csr = A if A.format == "csr" else A.tocsr()
+        return cls(ncols, nrows, csr.indptr, csr.indices), True
+
+    @property
+    def num_edges(self):
+        return int(self.crows.shape[0])
+
+
+def solve(
+    bi,
+    *,
+    algorithm="hopcroft_karp",
+    init="karp_sipser",
+    device=None,
+    threads=None,
+    wr=True,
+    layout="ct",
+    backend="cupy",
+    block=None,
+    stats=None,
+):
+    """(rmatch, cmatch, row_cover, col_cover) for a :class:`Biadjacency`.
+
+    rmatch/cmatch are int32 (-1 = free); the covers are boolean masks with
+    row_cover.sum() + col_cover.sum() == number of matched pairs.
+    """
+    if algorithm is None:
+        algorithm = "hopcroft_karp"
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, got {init!r}")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import bipartite as cb
+
+    if algorithm == "hopcroft_karp" and (device == "gpu" or backend != "cupy"):
+        raise ValueError("the GPU engine runs 'apfb' or 'apsb', not 'hopcroft_karp'")
+    engine = resolve_device(device, bi.num_edges) if backend == "cupy" else "gpu"
+    if engine == "gpu" and algorithm == "hopcroft_karp":
+        algorithm = "apfb"  # device='auto' picked the GPU: its algorithm
+    nr, nc = bi.nrows, bi.ncols
+    rmatch = np.full(nr, -1, np.int32)
+    cmatch = np.full(nc, -1, np.int32)
+    phases = 0
+    with cpu.threads(threads):
+        if init == "cheap":
+            cb.init_cheap(nc, bi.cptr, bi.crows, rmatch, cmatch)
+        elif init == "karp_sipser":
+            rptr, rcols = cb.transpose(nr, nc, bi.cptr, bi.crows)
+            cb.init_karp_sipser(nr, nc, bi.cptr, bi.crows, rptr, rcols, rmatch, cmatch)
+        initial = int(np.count_nonzero(cmatch >= 0))
+        if engine == "gpu":
+            from nx_gpumatch.gpu import bipartite as gb
+
+            rmatch, cmatch, phases = gb.run(
+                bi,
+                rmatch,
+                cmatch,
+                full=algorithm == "apfb",
+                wr=wr,
+                layout=layout,
+                backend=backend,
+                block=block or gb.BLOCK,
+            )
+        elif algorithm == "hopcroft_karp":
+            phases, levels = cb.hopcroft_karp(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
+        else:
+            phases, levels = cb.augment_bfs(
+                nr, nc, bi.cptr, bi.crows, rmatch, cmatch, algorithm == "apfb", bool(wr)
+            )
+        if engine == "gpu":
+            row_cover, col_cover, ok = cb.konig_cover(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
+        else:  # the engines' last search found nothing and ran to its end
+            row_cover, col_cover = cb.cover_from_levels(nr, rmatch, levels)
+            ok = True
+        proved = ok and cb.verify(nr, nc, bi.cptr, bi.crows, rmatch, cmatch, row_cover, col_cover)
+    if not proved:
+        raise RuntimeError("internal error: the matching failed its optimality proof")
+    if stats is not None:
+        stats.update(engine=engine, algorithm=algorithm, phases=int(phases), initial=initial)
+    return rmatch, cmatch, row_cover, col_cover
+
+
+# ----------------------------------------------------------- public function
+def maximum_bipartite_matching(
+    graph,
+    perm_type="row",
+    *,
+    algorithm="hopcroft_karp",
+    init="karp_sipser",
+    return_cover=False,
+    device=None,
+    threads=None,
+    layout="ct",
+    top_nodes=None,
+    source="source",
+    target="target",
+):
+    """Maximum-cardinality bipartite matching; a drop-in for
+    ``scipy.sparse.csgraph.maximum_bipartite_matching``.
+
+    Parameters
+    ----------
+    graph : scipy sparse matrix/array (rows one side, columns the other; every
+        stored entry is an edge), Matrix Market path, pandas/cuDF DataFrame edge
+        list (``source`` nodes one side, ``target`` nodes the other), networkx
+        graph or :class:`nx_gpumatch.Graph` (sides from ``top_nodes``, else
+        networkx's ``bipartite.sets`` rule: a connected graph's 2-colouring).
+    perm_type : "row" or "column"
+        Matrix inputs: "row" gives, per column, its matched row; "column" gives,
+        per row, its matched column (-1 = unmatched), as scipy.
+    algorithm : "hopcroft_karp" (CPU), "apfb" or "apsb" (Deveci et al. 2013; CPU or GPU)
+    init : "karp_sipser", "cheap" or "none" (the initial matching)
+    return_cover : bool
+        Also return a minimum vertex cover of the same size (Konig): for matrix
+        inputs a pair (row indices, column indices); for a DataFrame a pair of
+        label arrays (sources, targets); for a networkx graph a set of nodes;
+        for a :class:`Graph` an int64 array of vertex ids.
+    device : "auto", "cpu", "gpu" or None (the config's)
+    layout : "ct" (a fixed grid, many columns per thread) or "mt" (one thread
+        per column): the GPU kernels' thread assignment.
+
+    Returns
+    -------
+    int array as scipy's for matrix inputs; DataFrame (source, target) of the
+    matched pairs for a DataFrame; dict in both directions (as networkx's
+    ``bipartite.maximum_matching``) for a networkx graph; int64 mate array for a
+    :class:`Graph`. With ``return_cover``, a pair (matching, cover).
+    """
+    from nx_gpumatch.algorithms._convert import input_kind
+
+    kw = dict(algorithm=algorithm, init=init, device=device, threads=threads, layout=layout)
+    kind = input_kind(graph)
+    if perm_type not in ("row", "column"):
+        raise ValueError(f"perm_type must be 'row' or 'column', got {perm_type!r}")
+    if kind in ("networkx", "graph"):
+        return _general_graph(graph, kind, top_nodes, return_cover, kw)
+    if top_nodes is not None:
+        raise TypeError("top_nodes applies to networkx graphs and nx_gpumatch.Graph only")
+    if kind in ("pandas", "cudf"):
+        return _edge_list(graph, source, target, return_cover, kw)
+    if isinstance(graph, str) or hasattr(graph, "__fspath__"):
+        from nx_gpumatch.graph import _mmread
+
+        graph = _mmread(graph)
+    bi, swapped = Biadjacency.from_scipy(graph)
+    rmatch, cmatch, row_cover, col_cover = solve(bi, **kw)
+    if swapped:  # our columns are the matrix's rows
+        rmatch, cmatch, row_cover, col_cover = cmatch, rmatch, col_cover, row_cover
+    perm = (cmatch if perm_type == "row" else rmatch).astype(np.int32)
+    if return_cover:
+        return perm, (np.flatnonzero(row_cover), np.flatnonzero(col_cover))
+    return perm
+
+
+def _edge_list(df, source, target, return_cover, kw):
+    import pandas as pd
+
+    lib = "cudf" if type(df).__module__.startswith("cudf") else "pandas"
+    if lib == "cudf":
+        df = df.to_pandas()
+    for col in (source, target):
+        if col not in df.columns:
+            raise ValueError(f"column {col!r} not in DataFrame (columns: {list(df.columns)})")
+    rows, row_labels = pd.factorize(df[source], sort=False)
+    cols, col_labels = pd.factorize(df[target], sort=False)
+    if np.any(rows < 0) or np.any(cols < 0):
+        raise ValueError(f"columns {source!r} and {target!r} must not hold missing values")
+    import scipy.sparse as sp
+
+    nr, nc = len(row_labels), len(col_labels)
+    A = sp.csc_array(
+        (np.ones(len(rows), np.int8), (rows.astype(np.int64), cols.astype(np.int64))),
+        shape=(nr, nc),
+    )
+    rmatch, cmatch, row_cover, col_cover = solve(Biadjacency.from_scipy(A)[0], **kw)
+    r = np.flatnonzero(rmatch >= 0)
+    out = pd.DataFrame(
+        {source: row_labels.take(r), target: col_labels.take(rmatch[r].astype(np.int64))}
+    )
+    if lib == "cudf":
+        import cudf
+
+        out = cudf.from_pandas(out)
+    if return_cover:
+        return out, (
+            np.asarray(row_labels.take(np.flatnonzero(row_cover))),
+            np.asarray(col_labels.take(np.flatnonzero(col_cover))),
+        )
+    return out
+
+
+# ------------------------------------------------- general graphs: the sides
+def _sides(G, top_nodes):
+    """Boolean mask of the top side of a :class:`Graph`, by networkx's rules."""
+    import networkx as nx
+
+    from nx_gpumatch.cpu import bipartite as cb
+
+    n = G.num_nodes
+    if top_nodes is None:
+        if n == 0:
+            raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+        colour, comps, conflict = cb.two_colour(n, G.indptr, G.indices)
+        if comps > 1:
+            raise nx.AmbiguousSolution("Disconnected graph: Ambiguous solution for bipartite sets.")
+        if conflict >= 0 or G.has_loop.any():
+            raise nx.NetworkXError("Graph is not bipartite.")
+        return colour == 1
+    top = top_nodes if isinstance(top_nodes, (set, frozenset, dict)) else set(top_nodes)
+    is_top = np.fromiter((v in top for v in G.labels()), np.bool_, count=n)
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(G.indptr))
+    same = is_top[src] == is_top[G.indices]
+    if same.any() or G.has_loop.any():
+        if same.any():
+            k = int(np.flatnonzero(same)[0])
+            u, v = G.label(int(src[k])), G.label(int(G.indices[k]))
+        else:
+            u = v = G.label(int(np.flatnonzero(G.has_loop)[0]))
+        raise nx.NetworkXError(
+            f"Graph is not bipartite with the given top_nodes: edge ({u!r}, {v!r}) "
+            "joins two nodes of the same side"
+        )
+    return is_top
+
+
+def _split(G, is_top):
+    """(Biadjacency with the top side as columns, top ids, bottom ids)."""
+    n = G.num_nodes
+    tops = np.flatnonzero(is_top)
+    bottoms = np.flatnonzero(~is_top)
+    row_id = np.full(n, -1, np.int64)
+    row_id[bottoms] = np.arange(bottoms.shape[0])
+    deg = np.diff(G.indptr)
+    cptr = np.zeros(tops.shape[0] + 1, np.int64)
+    np.cumsum(deg[tops], out=cptr[1:])
+    arc_top = np.repeat(is_top, deg)
+    crows = row_id[G.indices[arc_top]]
+    return Biadjacency(bottoms.shape[0], tops.shape[0], cptr, crows), tops, bottoms
+
+
+def graph_matching(G, top_nodes=None, **kw):
+    """(mate over G's vertices, cover mask over them) for a :class:`Graph`."""
+    bi, tops, bottoms = _split(G, _sides(G, top_nodes))
+    rmatch, cmatch, row_cover, col_cover = solve(bi, **kw)
+    mate = np.full(G.num_nodes, -1, np.int64)
+    mc = np.flatnonzero(cmatch >= 0)
+    mate[tops[mc]] = bottoms[cmatch[mc]]
+    mate[bottoms[cmatch[mc]]] = tops[mc]
+    cover = np.zeros(G.num_nodes, np.bool_)
+    cover[tops[col_cover]] = True
+    cover[bottoms[row_cover]] = True
+    return mate, cover
+
+
+def _as_dict(G, mate):
+    labels = G.labels()
+    idx = np.flatnonzero(mate >= 0)
+    return {labels[u]: labels[v] for u, v in zip(idx.tolist(), mate[idx].tolist())}
+
+
+def _general_graph(graph, kind, top_nodes, return_cover, kw):
+    from nx_gpumatch.algorithms._convert import to_graph
+
+    G, _ = to_graph(graph, weight=None)
+    mate, cover = graph_matching(G, top_nodes, **kw)
+    if kind == "graph":
+        return (mate, np.flatnonzero(cover)) if return_cover else mate
+    result = _as_dict(G, mate)
+    if return_cover:
+        labels = G.labels()
+        return result, {labels[v] for v in np.flatnonzero(cover).tolist()}
+    return result
+
+
+def bipartite_vertex_cover(graph, top_nodes=None, **kw):
+    """A minimum vertex cover of a bipartite graph (Konig), with the inputs and
+    the cover types of :func:`maximum_bipartite_matching` (``return_cover``)."""
+    return maximum_bipartite_matching(graph, top_nodes=top_nodes, return_cover=True, **kw)[1]
+
+
+# ------------------------------------------------------- networkx dispatch
+# These receive the Graph networkx converted and return networkx's types.
+
+
+def _nx_hopcroft_karp_matching(G, top_nodes=None):
+    return _as_dict(G, graph_matching(G, top_nodes)[0])
+
+
+def _nx_eppstein_matching(G, top_nodes=None):
+    return _as_dict(G, graph_matching(G, top_nodes)[0])
+
+
+def _nx_to_vertex_cover(G, matching, top_nodes=None):
+    """Konig's cover from the given maximum matching: the top nodes not reached
+    and the bottom nodes reached by alternating paths from free top nodes."""
+    import networkx as nx
+
+    from nx_gpumatch.cpu import bipartite as cb
+
+    bi, tops, bottoms = _split(G, _sides(G, top_nodes))
+    index = {v: i for i, v in enumerate(G.labels())}
+    col_of = np.full(G.num_nodes, -1, np.int64)
+    col_of[tops] = np.arange(tops.shape[0])
+    row_of = np.full(G.num_nodes, -1, np.int64)
+    row_of[bottoms] = np.arange(bottoms.shape[0])
+    rmatch = np.full(bi.nrows, -1, np.int32)
+    cmatch = np.full(bi.ncols, -1, np.int32)
+    for u, v in matching.items():
+        i, j = index.get(u, -1), index.get(v, -1)
+        if i < 0 or j < 0:
+            raise nx.NetworkXError(f"matching names a node not in G: {u!r} or {v!r}")
+        if col_of[i] >= 0 and row_of[j] >= 0:
+            cmatch[col_of[i]] = row_of[j]
+            rmatch[row_of[j]] = col_of[i]
+    row_cover, col_cover, ok = cb.konig_cover(bi.nrows, bi.ncols, bi.cptr, bi.crows, rmatch, cmatch)
+    if not ok:
+        raise nx.NetworkXError("matching is not a maximum matching of G")
+    labels = G.labels()
+    ids = np.concatenate([tops[col_cover], bottoms[row_cover]])
+    return {labels[v] for v in ids.tolist()}
+
+
+def can_run(name, args, kwargs):
+    G = args[0] if args else kwargs.get("G")
+    if G is None or not hasattr(G, "is_directed"):
+        return True
+    if G.is_directed():
+        return "directed graphs: networkx's own code handles them"
+    if G.is_multigraph():
+        return "multigraphs: networkx's own code handles them"
+    return True
+
+
+DISPATCH = {
+    "hopcroft_karp_matching": _nx_hopcroft_karp_matching,
+    "eppstein_matching": _nx_eppstein_matching,
+    "to_vertex_cover": _nx_to_vertex_cover,
+}

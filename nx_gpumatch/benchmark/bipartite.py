@@ -1,0 +1,134 @@
+"""Bipartite matching benchmark against scipy and igraph, same process.
+
+    python -m nx_gpumatch.benchmark bipartite [--size N] [--repeat R] [--adversarial-size S]
+
+Part 1: a random graph (N rows, N columns, 8N edges) and an R-MAT-like
+power-law graph of the same size. Every time is the median of R runs on a
+prebuilt matrix (scipy: CSR; igraph: a prebuilt Graph and its types); ours
+includes the initial matching and the Konig cover proof.
+
+Part 2: every adversarial generator at size S: our time per edge against the
+random graph's, and scipy's time where it finishes within --scipy-limit
+seconds (it runs in a subprocess that is killed past the limit).
+"""
+
+import argparse
+import subprocess
+import sys
+
+import numpy as np
+
+from nx_gpumatch.benchmark import median_time
+
+SCIPY_SCRIPT = (
+    "import sys, time; from nx_gpumatch.generators_bipartite import bipartite_graph; "
+    "from scipy.sparse.csgraph import maximum_bipartite_matching as f; "
+    "A = bipartite_graph(sys.argv[1], int(sys.argv[2]), 0).tocsr(); t = time.perf_counter(); "
+    "p = f(A); print(time.perf_counter() - t, int((p >= 0).sum()))"
+)
+
+
+def _igraph(A):
+    import igraph as ig
+
+    coo = A.tocoo()
+    nr, nc = A.shape
+    g = ig.Graph(
+        n=nr + nc, edges=np.column_stack([coo.row, nr + coo.col.astype(np.int64)]).tolist()
+    )
+    return g, [False] * nr + [True] * nc
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark bipartite")
+    ap.add_argument("--size", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--adversarial-size", type=int, default=200_000)
+    ap.add_argument("--scipy-limit", type=float, default=60.0)
+    ap.add_argument("--no-igraph", action="store_true")
+    args = ap.parse_args(argv)
+
+    from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
+
+    import nx_gpumatch as gm
+    from nx_gpumatch import cpu
+    from nx_gpumatch.generators_bipartite import GENERATORS, bipartite_graph
+
+    r = args.repeat
+    print(f"median of {r} runs; all times in one process")
+    per_edge = {}
+    with cpu.threads(args.threads) as nthreads:
+        for kind in ("random", "rmat"):
+            A = bipartite_graph(kind, args.size, 0).tocsr()
+            print(f"\n{kind}: {A.shape[0]:,} x {A.shape[1]:,}, {A.nnz:,} edges")
+            t_sp, p = median_time(lambda A=A: scipy_mbm(A), r)
+            card = int((p >= 0).sum())
+            rows = [("scipy maximum_bipartite_matching", t_sp, card)]
+            t_ig = None
+            if not args.no_igraph:
+                g, types = _igraph(A)
+                t_ig, mt = median_time(
+                    lambda g=g, types=types: g.maximum_bipartite_matching(types), r
+                )
+                rows.append(("igraph Graph.maximum_bipartite_matching", t_ig, len(mt)))
+            for algo, init in (
+                ("hopcroft_karp", "karp_sipser"),
+                ("hopcroft_karp", "cheap"),
+                ("apfb", "karp_sipser"),
+                ("apsb", "karp_sipser"),
+            ):
+                t, p = median_time(
+                    lambda A=A, a=algo, i=init: gm.maximum_bipartite_matching(
+                        A, algorithm=a, init=i, device="cpu"
+                    ),
+                    r,
+                )
+                rows.append(
+                    (f"gpumatch {algo} init={init} ({nthreads} threads)", t, int((p >= 0).sum()))
+                )
+                if kind == "random" and algo == "hopcroft_karp" and init == "karp_sipser":
+                    per_edge["random"] = t / A.nnz
+            print(
+                f"  {'':52s} {'time [s]':>9s} {'vs scipy':>9s} {'vs igraph':>10s} {'matched':>10s}"
+            )
+            for name, t, size in rows:
+                vs_ig = f"{t / t_ig:9.2f}x" if t_ig else f"{'-':>10s}"
+                print(f"  {name:52s} {t:9.4f} {t / t_sp:8.2f}x {vs_ig} {size:10,d}")
+            sizes = {s for _, _, s in rows}
+            print(f"  same cardinality everywhere: {sizes == {card}}")
+
+        s = args.adversarial_size
+        print(
+            f"\nadversarial inputs at size {s:,} (gpumatch: hopcroft_karp, karp_sipser and cheap)"
+        )
+        print(
+            f"  {'kind':12s} {'edges':>10s} {'ours [s]':>9s} {'ns/edge':>8s} {'vs random/edge':>15s} {'cheap [s]':>10s} {'scipy [s]':>10s}"
+        )
+        base = bipartite_graph("random", s, 0)
+        t0, _ = median_time(lambda: gm.maximum_bipartite_matching(base, device="cpu"), r)
+        per_edge["random"] = t0 / base.nnz
+        for kind in GENERATORS:
+            A = bipartite_graph(kind, s, 0)
+            t, p = median_time(lambda A=A: gm.maximum_bipartite_matching(A, device="cpu"), r)
+            tc, pc = median_time(
+                lambda A=A: gm.maximum_bipartite_matching(A, init="cheap", device="cpu"), r
+            )
+            try:
+                out = subprocess.run(
+                    [sys.executable, "-c", SCIPY_SCRIPT, kind, str(s)],
+                    capture_output=True,
+                    text=True,
+                    timeout=args.scipy_limit,
+                    check=True,
+                ).stdout.split()
+                sp_t = f"{float(out[0]):10.4f}"
+                assert int(out[1]) == int((p >= 0).sum()) == int((pc >= 0).sum())
+            except subprocess.TimeoutExpired:
+                sp_t = f"> {args.scipy_limit:.0f}".rjust(10)
+            pe = t / max(A.nnz, 1)
+            print(
+                f"  {kind:12s} {A.nnz:10,d} {t:9.4f} {pe * 1e9:8.1f} {pe / per_edge['random']:14.2f}x"
+                f" {tc:10.4f} {sp_t}"
+            )
+    return 0

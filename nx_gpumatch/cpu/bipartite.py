@@ -1,0 +1,596 @@
+"""Maximum-cardinality bipartite matching on the CPU (Numba).
+
+The graph is a biadjacency in CSR by column: the rows adjacent to column c are
+``crows[cptr[c]:cptr[c + 1]]``. Searches start from free columns. Matchings are
+``rmatch`` (row -> column) and ``cmatch`` (column -> row), int32, -1 = free.
+
+* ``init_cheap`` / ``init_karp_sipser``: initial matchings (Deveci et al. 2013).
+* ``hopcroft_karp``: level-synchronous BFS from all free columns on all
+  threads, then sequential DFS along the layers for a maximal set of shortest
+  augmenting paths: O(m sqrt(n)) whatever the input's shape.
+* ``augment_bfs``: APFB / APsB of Deveci et al. 2013 (the GPU algorithm, here
+  with a frontier queue instead of a scan of all columns per level).
+* ``konig_cover``: alternating BFS from the free columns on the final matching;
+  it proves the matching maximum (no free row reached) and gives a vertex
+  cover of the same size (Konig's theorem).
+
+The matching found may depend on the thread count (CAS races decide which tree
+claims a vertex); its cardinality never does.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from nx_gpumatch.cpu.atomics import atomic_add, cas
+
+UNSEEN = np.int32(0x7FFFFFFF)  # BFS level of a column not reached
+ENDPOINT = np.int32(-2)  # rmatch of a free row claimed as the end of a path
+
+
+# ------------------------------------------------------------ preprocessing
+@njit(cache=True)
+def transpose(nrows, ncols, cptr, crows):
+    """CSR by row (rptr, rcols) of the same graph: a counting sort."""
+    rptr = np.zeros(nrows + 1, np.int64)
+    for k in range(crows.shape[0]):
+        rptr[crows[k] + 1] += 1
+    for r in range(nrows):
+        rptr[r + 1] += rptr[r]
+    fill = rptr[:-1].copy()
+    rcols = np.empty(crows.shape[0], np.int32)
+    for c in range(ncols):
+        for k in range(cptr[c], cptr[c + 1]):
+            r = crows[k]
+            rcols[fill[r]] = c
+            fill[r] += 1
+    return rptr, rcols
+
+
+# --------------------------------------------------------- initial matchings
+@njit(cache=True)
+def init_cheap(ncols, cptr, crows, rmatch, cmatch):
+    """Each free column takes its first free row (one pass, O(m))."""
+    for c in range(ncols):
+        if cmatch[c] >= 0:
+            continue
+        for k in range(cptr[c], cptr[c + 1]):
+            r = crows[k]
+            if rmatch[r] < 0:
+                rmatch[r] = c
+                cmatch[c] = r
+                break
+
+
+@njit(cache=True)
+def _ks_match(c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail):
+    """Match (c, r); their free neighbours lose a degree and join the queue at 1.
+    Queue entries are columns as c and rows as ~r."""
+    cmatch[c] = r
+    rmatch[r] = c
+    for k in range(rptr[r], rptr[r + 1]):
+        c2 = rcols[k]
+        if cmatch[c2] < 0:
+            cdeg[c2] -= 1
+            if cdeg[c2] == 1:
+                queue[tail] = c2
+                tail += 1
+    for k in range(cptr[c], cptr[c + 1]):
+        r2 = crows[k]
+        if rmatch[r2] < 0:
+            rdeg[r2] -= 1
+            if rdeg[r2] == 1:
+                queue[tail] = ~r2
+                tail += 1
+    return tail
+
+
+@njit(cache=True)
+def init_karp_sipser(nrows, ncols, cptr, crows, rptr, rcols, rmatch, cmatch):
+    """Karp-Sipser: match a vertex of degree one (in the graph of free vertices)
+    with its only neighbour while there is one, else the next free column with
+    its first free row. Degree-one choices are always part of some maximum
+    matching, which leaves the augmenting phase little to do. O(m)."""
+    # From an empty matching the degrees are the list lengths: no pass over the edges.
+    empty = True
+    for c in range(ncols):
+        if cmatch[c] >= 0:
+            empty = False
+            break
+    cdeg = np.diff(cptr)
+    rdeg = np.diff(rptr)
+    if not empty:
+        for c in range(ncols):
+            cdeg[c] = 0
+            if cmatch[c] < 0:
+                for k in range(cptr[c], cptr[c + 1]):
+                    if rmatch[crows[k]] < 0:
+                        cdeg[c] += 1
+        for r in range(nrows):
+            rdeg[r] = 0
+            if rmatch[r] < 0:
+                for k in range(rptr[r], rptr[r + 1]):
+                    if cmatch[rcols[k]] < 0:
+                        rdeg[r] += 1
+    # every vertex enters at most twice: once at the start, once when its degree drops to 1
+    queue = np.empty(2 * (nrows + ncols) + 1, np.int64)
+    tail = 0
+    for c in range(ncols):
+        if cmatch[c] < 0 and cdeg[c] == 1:
+            queue[tail] = c
+            tail += 1
+    for r in range(nrows):
+        if rmatch[r] < 0 and rdeg[r] == 1:
+            queue[tail] = ~r
+            tail += 1
+    head = 0
+    next_col = 0
+    while True:
+        while head < tail:
+            v = queue[head]
+            head += 1
+            if v >= 0:
+                if cmatch[v] >= 0 or cdeg[v] <= 0:
+                    continue
+                for k in range(cptr[v], cptr[v + 1]):
+                    r = crows[k]
+                    if rmatch[r] < 0:
+                        tail = _ks_match(
+                            v, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
+                        )
+                        break
+            else:
+                r = ~v
+                if rmatch[r] >= 0 or rdeg[r] <= 0:
+                    continue
+                for k in range(rptr[r], rptr[r + 1]):
+                    c = rcols[k]
+                    if cmatch[c] < 0:
+                        tail = _ks_match(
+                            c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
+                        )
+                        break
+        # no vertex of degree one: match the next free column that has a free row
+        while next_col < ncols and (cmatch[next_col] >= 0 or cdeg[next_col] <= 0):
+            next_col += 1
+        if next_col == ncols:
+            return
+        c = next_col
+        for k in range(cptr[c], cptr[c + 1]):
+            r = crows[k]
+            if rmatch[r] < 0:
+                tail = _ks_match(
+                    c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
+                )
+                break
+
+
+# ------------------------------------------------------------ parallel BFS
+@njit(cache=True)
+def _expand(c, level, cptr, crows, rmatch, dist, nxt, count, found):
+    for k in range(cptr[c], cptr[c + 1]):
+        c2 = rmatch[crows[k]]
+        if c2 < 0:
+            found[0] = 1
+        elif dist[c2] == UNSEEN and cas(dist, c2, UNSEEN, level + 1) == UNSEEN:
+            nxt[atomic_add(count, 0, 1)] = c2
+
+
+# A level with fewer columns than this is expanded on one thread: starting the
+# thread team costs more, and deep thin searches (long paths) have many such levels.
+SMALL_LEVEL = 4096
+
+
+@njit(cache=True, parallel=True)
+def _expand_level(front, nfront, level, cptr, crows, rmatch, dist, nxt, count, found):
+    if nfront < SMALL_LEVEL:
+        for i in range(nfront):
+            _expand(front[i], level, cptr, crows, rmatch, dist, nxt, count, found)
+        return
+    for i in prange(nfront):
+        _expand(front[np.int64(i)], level, cptr, crows, rmatch, dist, nxt, count, found)
+
+
+@njit(cache=True, parallel=True)
+def _start(ncols, cmatch, dist, front):
+    """dist = 0 at free columns, UNSEEN elsewhere; front = the free columns."""
+    for c in prange(ncols):
+        dist[c] = 0 if cmatch[c] < 0 else UNSEEN
+    n = 0
+    for c in range(ncols):
+        if cmatch[c] < 0:
+            front[n] = c
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, stop_at_free):
+    """Layers of the alternating BFS from all free columns (level-synchronous,
+    each level on all threads). dist[c] = level of column c (UNSEEN if not
+    reached). Returns the level whose expansion met a free row (the length, in
+    columns, of the shortest augmenting paths), or -1. With ``stop_at_free``
+    the search ends at that level; otherwise it runs to the end."""
+    count = np.zeros(1, np.int64)
+    found = np.zeros(1, np.int64)
+    nfront = _start(ncols, cmatch, dist, front)
+    level = 0
+    hit = -1
+    while nfront > 0:
+        count[0] = 0
+        _expand_level(front, nfront, level, cptr, crows, rmatch, dist, nxt, count, found)
+        if found[0] and hit < 0:
+            hit = level
+            if stop_at_free:
+                break
+        front, nxt = nxt, front
+        nfront = count[0]
+        level += 1
+    return hit
+
+
+# ----------------------------------------------------------- Hopcroft-Karp
+@njit(cache=True)
+def _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via):
+    """Augment along a maximal set of vertex-disjoint shortest augmenting paths,
+    walking only layer to layer (dist + 1). ``it`` keeps each column's scan
+    position, so the phase is O(m); a column with no way down is retired."""
+    for c in range(ncols):
+        it[c] = cptr[c]
+    augmented = 0
+    for c0 in range(ncols):
+        if cmatch[c0] >= 0 or dist[c0] != 0:
+            continue
+        top = 0
+        stack[0] = c0
+        while top >= 0:
+            c = stack[top]
+            d = dist[c]
+            moved = False
+            done = False
+            while it[c] < cptr[c + 1]:
+                r = crows[it[c]]
+                it[c] += 1
+                c2 = rmatch[r]
+                if c2 < 0:
+                    if d == limit:
+                        via[top] = r
+                        done = True
+                        break
+                elif d < limit and dist[c2] == d + 1:
+                    via[top] = r
+                    top += 1
+                    stack[top] = c2
+                    moved = True
+                    break
+            if done:
+                for i in range(top, -1, -1):
+                    rmatch[via[i]] = stack[i]
+                    cmatch[stack[i]] = via[i]
+                augmented += 1
+                break
+            if not moved:
+                dist[c] = UNSEEN
+                top -= 1
+    return augmented
+
+
+@njit(cache=True)
+def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via):
+    """One pass of plain DFS augmentation (no layers) from every free column:
+    each row is entered at most once per pass, so the pass is O(m). It finds
+    long augmenting paths that shortest-path phases would take one per phase
+    (deep layered inputs), and keeps Hopcroft-Karp's bound: phases still
+    start with the shortest paths."""
+    for c in range(ncols):
+        it[c] = cptr[c]
+    seen[:] = False
+    augmented = 0
+    for c0 in range(ncols):
+        if cmatch[c0] >= 0:
+            continue
+        top = 0
+        stack[0] = c0
+        while top >= 0:
+            c = stack[top]
+            moved = False
+            done = False
+            while it[c] < cptr[c + 1]:
+                r = crows[it[c]]
+                it[c] += 1
+                if seen[r]:
+                    continue
+                seen[r] = True
+                via[top] = r
+                if rmatch[r] < 0:
+                    done = True
+                else:
+                    top += 1
+                    stack[top] = rmatch[r]
+                    moved = True
+                break
+            if done:
+                for i in range(top, -1, -1):
+                    rmatch[via[i]] = stack[i]
+                    cmatch[stack[i]] = via[i]
+                augmented += 1
+                break
+            if not moved:
+                top -= 1
+    return augmented
+
+
+@njit(cache=True)
+def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
+    """Hopcroft-Karp from the given matching (in place). Returns (phases, dist):
+    dist < UNSEEN marks the columns the final, fruitless search reached."""
+    dist = np.empty(ncols, np.int32)
+    front = np.empty(ncols, np.int32)
+    nxt = np.empty(ncols, np.int32)
+    it = np.empty(ncols, np.int64)
+    stack = np.empty(ncols + 1, np.int32)
+    via = np.empty(ncols + 1, np.int32)
+    seen = np.empty(nrows, np.bool_)
+    phases = 0
+    while True:
+        limit = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, True)
+        if limit < 0:  # this search ran to its end: dist marks the columns it reached
+            return phases, dist
+        phases += 1
+        _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via)
+        _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via)
+
+
+# ------------------------------------------------------------- APFB / APsB
+@njit(cache=True)
+def _ap_expand(
+    c, level, cptr, crows, rmatch, level_of, parent, root, pred, found, nxt, count, ends, nends, wr
+):
+    rt = root[c]
+    if wr and found[rt]:
+        return
+    for k in range(cptr[c], cptr[c + 1]):
+        r = crows[k]
+        c2 = rmatch[r]
+        if c2 >= 0:
+            if level_of[c2] == UNSEEN and cas(level_of, c2, UNSEEN, level + 1) == UNSEEN:
+                parent[c2] = c
+                root[c2] = rt
+                nxt[atomic_add(count, 0, 1)] = c2
+        elif c2 == -1 and cas(rmatch, r, -1, ENDPOINT) == -1:
+            pred[r] = c
+            found[rt] = 1
+            ends[atomic_add(nends, 0, 1)] = r
+            if wr:
+                return
+
+
+@njit(cache=True, parallel=True)
+def _ap_level(
+    front,
+    nfront,
+    level,
+    cptr,
+    crows,
+    rmatch,
+    level_of,
+    parent,
+    root,
+    pred,
+    found,
+    nxt,
+    count,
+    ends,
+    nends,
+    wr,
+):
+    if nfront < SMALL_LEVEL:
+        for i in range(nfront):
+            _ap_expand(
+                front[i], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
+                nxt, count, ends, nends, wr,
+            )  # fmt: skip
+        return
+    for i in prange(nfront):
+        _ap_expand(
+            front[np.int64(i)], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
+            nxt, count, ends, nends, wr,
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def _alternate(r, rmatch, cmatch, parent, root, pred, owner):
+    """Flip the path that ends at row r if it is the first of its tree to claim
+    the root. Trees are disjoint (every column has one parent, claimed by CAS),
+    so claimed paths are vertex-disjoint and the flips never collide."""
+    c = pred[r]
+    if cas(owner, root[c], -1, r) != -1:
+        return
+    while True:
+        nr = cmatch[c]
+        cmatch[c] = r
+        rmatch[r] = c
+        if parent[c] < 0:
+            return
+        r = nr
+        c = parent[c]
+
+
+@njit(cache=True, parallel=True)
+def _alternate_all(ends, nends, rmatch, cmatch, parent, root, pred, owner):
+    for i in prange(nends):
+        _alternate(ends[np.int64(i)], rmatch, cmatch, parent, root, pred, owner)
+
+
+@njit(cache=True, parallel=True)
+def _fix_ends(ends, nends, rmatch):
+    """Endpoints whose path lost the claim of its root are free again."""
+    for i in prange(nends):
+        r = ends[np.int64(i)]
+        if rmatch[r] == ENDPOINT:
+            rmatch[r] = -1
+
+
+@njit(cache=True)
+def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
+    """APFB (``full``: the BFS runs to its end) or APsB (it stops at the first
+    level that meets a free row), with GPUBFS-WR's early exit (``wr``): a tree
+    that found a path stops growing. One path per tree is flipped per phase.
+    Returns (phases, levels) as :func:`hopcroft_karp` returns (phases, dist)."""
+    level_of = np.empty(ncols, np.int32)
+    parent = np.empty(ncols, np.int32)
+    root = np.empty(ncols, np.int32)
+    found = np.empty(ncols, np.uint8)
+    owner = np.empty(ncols, np.int32)
+    front = np.empty(ncols, np.int32)
+    nxt = np.empty(ncols, np.int32)
+    pred = np.empty(nrows, np.int32)
+    ends = np.empty(nrows, np.int32)
+    count = np.zeros(1, np.int64)
+    nends = np.zeros(1, np.int64)
+    phases = 0
+    while True:
+        nfront = 0
+        for c in range(ncols):
+            parent[c] = -1
+            found[c] = 0
+            owner[c] = -1
+            if cmatch[c] < 0:
+                level_of[c] = 0
+                root[c] = c
+                front[nfront] = c
+                nfront += 1
+            else:
+                level_of[c] = UNSEEN
+                root[c] = -1
+        nends[0] = 0
+        level = 0
+        while nfront > 0:
+            count[0] = 0
+            _ap_level(
+                front,
+                nfront,
+                level,
+                cptr,
+                crows,
+                rmatch,
+                level_of,
+                parent,
+                root,
+                pred,
+                found,
+                nxt,
+                count,
+                ends,
+                nends,
+                wr,
+            )
+            if not full and nends[0] > 0:
+                break
+            front, nxt = nxt, front
+            nfront = count[0]
+            level += 1
+        if nends[0] == 0:  # the search ran to its end: level_of marks what it reached
+            return phases, level_of
+        phases += 1
+        _alternate_all(ends, nends[0], rmatch, cmatch, parent, root, pred, owner)
+        _fix_ends(ends, nends[0], rmatch)
+
+
+# -------------------------------------------------------------- certificate
+@njit(cache=True, parallel=True)
+def cover_from_levels(nrows, rmatch, levels):
+    """Konig's cover from a finished alternating search from the free columns
+    (levels[c] < UNSEEN: c reached; no free row reached). With Z the reached
+    vertices, the cover is the columns outside Z and the rows inside Z; a
+    matched row is in Z exactly when its mate is (the mate is reached through it)."""
+    col_cover = np.empty(levels.shape[0], np.bool_)
+    for c in prange(levels.shape[0]):
+        col_cover[c] = levels[c] == UNSEEN
+    row_cover = np.empty(nrows, np.bool_)
+    for r in prange(nrows):
+        c = rmatch[r]
+        row_cover[r] = c >= 0 and levels[c] != UNSEEN
+    return row_cover, col_cover
+
+
+@njit(cache=True)
+def konig_cover(nrows, ncols, cptr, crows, rmatch, cmatch):
+    """(row_in_cover, col_in_cover, ok) from a full alternating BFS of the given
+    matching; ok is False if a free row was reached (the matching is not
+    maximum; the sets are then no certificate)."""
+    dist = np.empty(ncols, np.int32)
+    front = np.empty(ncols, np.int32)
+    nxt = np.empty(ncols, np.int32)
+    hit = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, False)
+    row_cover, col_cover = cover_from_levels(nrows, rmatch, dist)
+    return row_cover, col_cover, hit < 0
+
+
+@njit(cache=True, parallel=True)
+def verify(nrows, ncols, cptr, crows, rmatch, cmatch, row_cover, col_cover):
+    """True when rmatch/cmatch are one matching of the graph and the cover covers
+    every edge with as many vertices as there are matched pairs."""
+    bad = 0
+    size = 0
+    nc = 0
+    for c in prange(ncols):
+        r = cmatch[c]
+        if col_cover[c]:
+            nc += 1
+        if r >= 0:
+            size += 1
+            if r >= nrows or rmatch[r] != c:
+                bad += 1
+            else:
+                edge = False
+                for k in range(cptr[c], cptr[c + 1]):
+                    if crows[k] == r:
+                        edge = True
+                    if not (col_cover[c] or row_cover[crows[k]]):
+                        bad += 1
+                if not edge:
+                    bad += 1
+        elif not col_cover[c]:
+            for k in range(cptr[c], cptr[c + 1]):
+                if not row_cover[crows[k]]:
+                    bad += 1
+    nr = 0
+    rsize = 0
+    for r in prange(nrows):
+        if row_cover[r]:
+            nr += 1
+        if rmatch[r] >= 0:
+            rsize += 1
+    return bad == 0 and rsize == size and nr + nc == size
+
+
+# ------------------------------------------------------------ bipartite sides
+@njit(cache=True)
+def two_colour(n, indptr, indices):
+    """Colour 1 for the first vertex of each component, alternating by BFS.
+
+    Returns (colour int8, components, conflict): conflict is the first vertex
+    found with a neighbour of its own colour, or -1 (the graph is bipartite)."""
+    colour = np.full(n, -1, np.int8)
+    queue = np.empty(n, np.int64)
+    comps = 0
+    for s in range(n):
+        if colour[s] >= 0:
+            continue
+        comps += 1
+        colour[s] = 1
+        queue[0] = s
+        head = 0
+        tail = 1
+        while head < tail:
+            v = queue[head]
+            head += 1
+            for k in range(indptr[v], indptr[v + 1]):
+                u = indices[k]
+                if colour[u] < 0:
+                    colour[u] = 1 - colour[v]
+                    queue[tail] = u
+                    tail += 1
+                elif colour[u] == colour[v]:
+                    return colour, comps, v
+    return colour, comps, -1

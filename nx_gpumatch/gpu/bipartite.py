@@ -1,0 +1,91 @@
+"""Bipartite matching on the GPU: host side of kernels/bipartite.cu.
+
+Written against ``array_module``/``get_module`` only, so the same code runs on a
+CUDA device (``backend="cupy"``) and on the CPU in emulation
+(``backend="emulate"``). The matching may differ from the CPU engine's (races
+decide which tree claims a vertex); its cardinality, proved by the caller's
+Konig cover, does not.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from nx_gpumatch.gpu._launch import array_module, get_module, to_host
+
+__all__ = ["run"]
+
+BLOCK = 256
+CT_GRID = 120  # CT layout: a fixed grid; each thread walks many vertices
+
+
+def _grid(n, block, layout):
+    g = max(1, math.ceil(n / block))
+    return min(g, CT_GRID) if layout == "ct" else g
+
+
+def run(bi, rmatch, cmatch, *, full=True, wr=True, layout="ct", backend="cupy", block=BLOCK):
+    """APFB (``full``) or APsB from the given matching of a
+    :class:`~nx_gpumatch.algorithms.bipartite.Biadjacency`.
+
+    Returns (rmatch, cmatch, phases): int32 NumPy arrays and the number of
+    phases that augmented.
+    """
+    xp = array_module(backend)
+    nr, nc = bi.nrows, bi.ncols
+    d_rmatch = xp.asarray(rmatch, dtype=xp.int32).copy()
+    d_cmatch = xp.asarray(cmatch, dtype=xp.int32).copy()
+    if nr == 0 or nc == 0:
+        return to_host(d_rmatch), to_host(d_cmatch), 0
+    cptr = xp.asarray(bi.cptr, dtype=xp.int64)
+    crows = xp.asarray(bi.crows, dtype=xp.int32)
+    level = xp.empty(nc, xp.int32)
+    parent = xp.empty(nc, xp.int32)
+    root = xp.empty(nc, xp.int32)
+    found = xp.empty(nc, xp.int32)
+    owner = xp.empty(nc, xp.int32)
+    pred = xp.full(nr, -1, xp.int32)
+    flags = xp.zeros(2, xp.int32)
+    mod = get_module("bipartite", backend)
+    init = mod.get_function("bp_init_levels")
+    bfs = mod.get_function("bp_bfs_wr" if wr else "bp_bfs")
+    alternate = mod.get_function("bp_alternate")
+    fix = mod.get_function("bp_fix_matching")
+    gc, gr = (_grid(nc, block, layout),), (_grid(nr, block, layout),)
+    n_c, n_r = np.int32(nc), np.int32(nr)
+    phases = 0
+    while True:
+        init(gc, (block,), (n_c, d_cmatch, level, parent, root, found, owner))
+        depth = 0
+        any_path = False
+        while True:
+            flags[:] = 0
+            bfs(
+                gc,
+                (block,),
+                (
+                    np.int32(depth),
+                    n_c,
+                    cptr,
+                    crows,
+                    d_rmatch,
+                    level,
+                    parent,
+                    root,
+                    pred,
+                    found,
+                    flags,
+                ),
+            )
+            inserted, got = (int(x) for x in to_host(flags))
+            any_path = any_path or bool(got)
+            if not inserted or (got and not full):
+                break
+            depth += 1
+        if not any_path:
+            return to_host(d_rmatch), to_host(d_cmatch), phases
+        phases += 1
+        alternate(gr, (block,), (n_r, d_rmatch, d_cmatch, parent, root, pred, owner))
+        fix(gr, (block,), (n_r, d_rmatch, d_cmatch))

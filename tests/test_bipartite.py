@@ -1,0 +1,258 @@
+"""Maximum-cardinality bipartite matching: every answer is checked by its
+certificate (a valid matching, and a vertex cover of the same size: by weak
+duality no matching can be larger), and its size against scipy and networkx."""
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
+
+import nx_gpumatch as gm
+from nx_gpumatch.algorithms import bipartite as bp
+from nx_gpumatch.generators_bipartite import GENERATORS, bipartite_graph
+
+ENGINES = [(a, i) for a in bp.ALGORITHMS for i in bp.INITS]
+
+
+def check_certificate(A, perm, rows_cover, cols_cover):
+    """perm (perm_type='row') is a matching of A and the cover covers every
+    edge of A with exactly as many vertices as matched pairs."""
+    A = sp.coo_array(A)
+    nr, nc = A.shape
+    assert perm.shape == (nc,)
+    cols = np.flatnonzero(perm >= 0)
+    rows = perm[cols]
+    assert len(set(rows.tolist())) == rows.shape[0], "a row matched twice"
+    assert np.all((rows >= 0) & (rows < nr))
+    keys = A.row.astype(np.int64) * nc + A.col
+    assert np.isin(rows.astype(np.int64) * nc + cols, keys).all(), "not an edge"
+    in_r = np.zeros(nr, bool)
+    in_r[rows_cover] = True
+    in_c = np.zeros(nc, bool)
+    in_c[cols_cover] = True
+    assert np.all(in_r[A.row] | in_c[A.col]), "an edge is not covered"
+    assert in_r.sum() + in_c.sum() == cols.shape[0]
+    return cols.shape[0]
+
+
+def solve_checked(A, **kw):
+    perm, (rc, cc) = gm.maximum_bipartite_matching(A, return_cover=True, **kw)
+    return check_certificate(A, perm, rc, cc)
+
+
+@st.composite
+def matrices(draw):
+    nr = draw(st.integers(0, 25))
+    nc = draw(st.integers(0, 25))
+    m = draw(st.integers(0, 80)) if nr and nc else 0
+    r = draw(st.lists(st.integers(0, max(nr - 1, 0)), min_size=m, max_size=m))
+    c = draw(st.lists(st.integers(0, max(nc - 1, 0)), min_size=m, max_size=m))
+    fmt = draw(st.sampled_from(["csr", "csc", "coo"]))
+    A = sp.coo_array((np.ones(m), (np.array(r, int), np.array(c, int))), shape=(nr, nc))
+    return A.asformat(fmt)
+
+
+@settings(max_examples=40, deadline=None)
+@given(matrices(), st.sampled_from(ENGINES))
+def test_hypothesis_against_scipy(A, engine):
+    algo, init = engine
+    want = int((scipy_mbm(sp.csr_array(A)) >= 0).sum())
+    assert solve_checked(A, algorithm=algo, init=init) == want
+
+
+@pytest.mark.parametrize("kind", sorted(GENERATORS))
+@pytest.mark.parametrize("algo,init", ENGINES)
+def test_adversarial_generators(kind, algo, init, nthreads):
+    A = bipartite_graph(kind, 300, seed=3)
+    want = int((scipy_mbm(sp.csr_array(A)) >= 0).sum())
+    assert solve_checked(A, algorithm=algo, init=init) == want
+
+
+def test_big_levels_use_threads(nthreads):
+    # enough columns per BFS level to take the parallel branch
+    A = bipartite_graph("random", 12_000, seed=1)
+    want = int((scipy_mbm(A) >= 0).sum())
+    for algo in bp.ALGORITHMS:
+        assert solve_checked(A, algorithm=algo, init="none") == want
+
+
+def test_perm_types_as_scipy():
+    A = sp.csr_array(np.array([[1, 1, 0], [1, 0, 0]]))
+    row = gm.maximum_bipartite_matching(A, "row")
+    col = gm.maximum_bipartite_matching(A, "column")
+    # the only maximum matching: row 1 - column 0, row 0 - column 1
+    np.testing.assert_array_equal(row, [1, 0, -1])
+    np.testing.assert_array_equal(col, [1, 0])
+    assert row.dtype == scipy_mbm(A).dtype
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (4, 0), (0, 3), (3, 5)])
+def test_empty(shape):
+    A = sp.csr_array(shape)
+    np.testing.assert_array_equal(gm.maximum_bipartite_matching(A), np.full(shape[1], -1))
+    np.testing.assert_array_equal(gm.maximum_bipartite_matching(A, "column"), np.full(shape[0], -1))
+
+
+def test_single_row():
+    A = sp.csr_array(np.ones((1, 7)))
+    assert solve_checked(A) == 1
+    assert solve_checked(A.T.tocsr()) == 1
+
+
+def test_explicit_zeros_are_edges():
+    A = sp.csr_array((np.array([0.0, 0.0]), np.array([1, 0]), np.array([0, 1, 2])), shape=(2, 2))
+    assert A.nnz == 2
+    assert solve_checked(A) == 2
+
+
+def test_forced_augmentation():
+    # a first-free-row start matches column 0 with row 0 and leaves column 1 stuck
+    A = sp.csc_array(np.array([[1, 1], [1, 0]]))
+    for algo, init in ENGINES:
+        assert solve_checked(A, algorithm=algo, init=init) == 2
+
+
+def test_matrix_market_path(tmp_path):
+    import scipy.io
+
+    A = bipartite_graph("random", 50, seed=2)
+    path = tmp_path / "g.mtx"
+    scipy.io.mmwrite(path, A)
+    got = gm.maximum_bipartite_matching(str(path))
+    assert (got >= 0).sum() == (scipy_mbm(A) >= 0).sum()
+    assert (gm.maximum_bipartite_matching(path) >= 0).sum() == (got >= 0).sum()
+
+
+def test_dataframe():
+    df = pd.DataFrame({"a": ["x", "x", "y", "z"], "b": [1, 2, 1, 1]})
+    out = gm.maximum_bipartite_matching(df, source="a", target="b")
+    assert list(out.columns) == ["a", "b"]
+    assert len(out) == 2
+    assert out["a"].is_unique and out["b"].is_unique
+    pairs = set(zip(df["a"], df["b"]))
+    assert all(p in pairs for p in zip(out["a"], out["b"]))
+    out2, (srcs, tgts) = gm.maximum_bipartite_matching(
+        df, source="a", target="b", return_cover=True
+    )
+    assert len(srcs) + len(tgts) == 2
+    assert all(s in set(srcs) or t in set(tgts) for s, t in pairs)
+    with pytest.raises(ValueError, match="column 'source'"):
+        gm.maximum_bipartite_matching(df)
+
+
+def _nx_random_bipartite(n1, n2, p, seed):
+    return nx.bipartite.random_graph(n1, n2, p, seed=seed)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_networkx_graph_and_dispatch(seed):
+    G = _nx_random_bipartite(12, 9, 0.2, seed)
+    top = {v for v, d in G.nodes(data="bipartite") if d == 0}
+    want = nx.bipartite.hopcroft_karp_matching(G, top)
+    for func in (nx.bipartite.maximum_matching, nx.bipartite.eppstein_matching):
+        got = func(G, top, backend="gpumatch")
+        assert len(got) == len(want)
+        assert all(got[got[u]] == u and G.has_edge(u, got[u]) for u in got)
+        assert all(type(u) is int for u in got)
+    got, cover = gm.maximum_bipartite_matching(G, top_nodes=top, return_cover=True)
+    assert len(cover) == len(got) // 2
+    assert all(u in cover or v in cover for u, v in G.edges())
+    cover2 = nx.bipartite.to_vertex_cover(G, want, top, backend="gpumatch")
+    assert cover2 == nx.bipartite.to_vertex_cover(G, want, top)
+
+
+def test_graph_input():
+    G = nx.path_graph(5)
+    g = gm.Graph.from_networkx(G)
+    mate, cover = gm.maximum_bipartite_matching(g, return_cover=True)
+    assert mate.dtype == np.int64 and (mate >= 0).sum() == 4
+    assert len(cover) == 2
+    assert gm.is_matching(g, mate)
+
+
+def test_networkx_errors():
+    disconnected = nx.Graph([(0, 1), (2, 3)])
+    with pytest.raises(nx.AmbiguousSolution):
+        nx.bipartite.maximum_matching(disconnected, backend="gpumatch")
+    # with top_nodes a disconnected graph is fine
+    assert len(nx.bipartite.maximum_matching(disconnected, {0, 2}, backend="gpumatch")) == 4
+    with pytest.raises(nx.NetworkXError, match="not bipartite"):
+        nx.bipartite.maximum_matching(nx.cycle_graph(3), backend="gpumatch")
+    loop = nx.Graph([(0, 1), (1, 1)])
+    with pytest.raises(nx.NetworkXError, match="not bipartite"):
+        nx.bipartite.maximum_matching(loop, backend="gpumatch")
+    with pytest.raises(nx.NetworkXError, match="same side"):
+        nx.bipartite.maximum_matching(nx.path_graph(3), {0, 1}, backend="gpumatch")
+    with pytest.raises(nx.NetworkXPointlessConcept):
+        nx.bipartite.maximum_matching(nx.Graph(), backend="gpumatch")
+    assert nx.bipartite.maximum_matching(nx.Graph(), set(), backend="gpumatch") == {}
+
+
+def test_to_vertex_cover_rejects_a_non_maximum_matching():
+    G = nx.path_graph(4)
+    with pytest.raises(nx.NetworkXError, match="not a maximum"):
+        nx.bipartite.to_vertex_cover(G, {1: 2, 2: 1}, backend="gpumatch")
+
+
+def test_bad_arguments():
+    A = sp.csr_array(np.eye(3))
+    with pytest.raises(ValueError, match="perm_type"):
+        gm.maximum_bipartite_matching(A, "rows")
+    with pytest.raises(ValueError, match="algorithm"):
+        gm.maximum_bipartite_matching(A, algorithm="blossom")
+    with pytest.raises(ValueError, match="init"):
+        gm.maximum_bipartite_matching(A, init="greedy")
+    with pytest.raises(TypeError, match="sparse"):
+        gm.maximum_bipartite_matching(np.eye(3))
+    with pytest.raises(TypeError, match="top_nodes"):
+        gm.maximum_bipartite_matching(A, top_nodes=[0])
+    with pytest.raises(ValueError, match="GPU engine"):
+        gm.maximum_bipartite_matching(A, device="gpu", algorithm="hopcroft_karp")
+
+
+def test_generator_errors():
+    with pytest.raises(ValueError, match="kind"):
+        bipartite_graph("nope", 10)
+    with pytest.raises(ValueError, match="size"):
+        bipartite_graph("random", 0)
+
+
+def test_thread_count_does_not_change_cardinality():
+    from nx_gpumatch import cpu
+
+    A = bipartite_graph("rmat", 10_000, seed=4)
+    sizes = set()
+    for t in (1, 2):
+        with cpu.threads(t):
+            for algo in bp.ALGORITHMS:
+                sizes.add(solve_checked(A, algorithm=algo))
+    assert len(sizes) == 1
+
+
+# ------------------------------------------------------------------ CLI
+def test_cli_generated(capsys):
+    from nx_gpumatch.cli import main
+
+    assert main(["bipartite", "-n", "300", "--generate", "hub"]) == 0
+    out = capsys.readouterr().out
+    assert "same cardinality" in out and "Konig cover" in out
+
+
+def test_cli_csv_and_errors(tmp_path, capsys):
+    from nx_gpumatch.cli import main
+
+    src = tmp_path / "e.csv"
+    src.write_text("a,b\nx,1\nx,2\ny,1\n")
+    dst = tmp_path / "m.csv"
+    assert (
+        main(["bipartite", "-i", str(src), "--source", "a", "--target", "b", "-o", str(dst)]) == 0
+    )
+    got = pd.read_csv(dst)
+    assert len(got) == 2 and set(got["row"]) == {"x", "y"}
+    assert main(["bipartite", "-i", str(src)]) == 2
+    assert "column 'source'" in capsys.readouterr().err
+    assert main(["bipartite", "-i", str(tmp_path / "missing.csv")]) == 2
