@@ -27,7 +27,7 @@ class GpumatchConfig(Config):
     louvain_coarse_threshold : float
         Louvain: a level whose graph has at least ``louvain_fine_below``
         vertices stops its sweeps once one gains at most this much modularity
-        (seed 000's coarse threshold); smaller levels use the call's
+        (the coarse threshold of Naim et al. 2017); smaller levels use the call's
         ``threshold``.
     louvain_fine_below : int
         Louvain: levels with fewer vertices use the fine threshold.

@@ -168,7 +168,7 @@ def b_matching(
     weight : str or None
         Edge attribute / column holding the weights (missing weights are 1).
     algorithm : "b_suitor", "local_dominant" or "greedy"
-        Parallel b-Suitor (delayed, partially sorted; seed 004), round-parallel
+        Parallel b-Suitor (delayed, partially sorted; Khan et al. 2016), round-parallel
         locally dominant edges, or the sorted sequential reference.
     device : "auto", "cpu", "gpu" or None (the config's)
         The GPU engine runs b_suitor; with "auto" the others run on the CPU.

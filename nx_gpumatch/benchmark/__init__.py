@@ -1,4 +1,4 @@
-"""Benchmarks that print ratios against the anchors named in DESIGN.md.
+"""Benchmarks that print ratios against the anchor of each problem (README, Benchmarks).
 
 Run ``python -m nx_gpumatch.benchmark <problem> [options]``; each problem is a
 module here with a ``main(argv)``. Timings are medians of repeated runs, and every

@@ -1,5 +1,5 @@
-"""``nx-gpumatch stable-marriage``: solve one of seed 000's generated stable
-marriage instances and report proposals per second and a stability check."""
+"""``nx-gpumatch stable-marriage``: solve one of the generated stable
+marriage instances (Manne et al. 2016) and report proposals per second and a stability check."""
 
 import sys
 import time
@@ -13,7 +13,7 @@ def add_command(subparsers):
         "stable-marriage",
         help="man-optimal stable matching of a generated easy/hard instance",
         description=(
-            "Generate seed 000's 'easy' instance (each man ranks (1+eps) ln n random women, "
+            "Generate the 'easy' instance of Manne et al. 2016 (each man ranks (1+eps) ln n random women, "
             "women rank exactly their suitors) or 'hard' instance (one shared complete ranking "
             "per side), solve it, and check the result is stable."
         ),
