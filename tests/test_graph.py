@@ -103,8 +103,10 @@ def test_from_pandas_order_of_first_appearance():
     ref = nx.from_pandas_edgelist(df, "s", "t", "cost")
     assert g.labels() == list(ref.nodes)
     assert _edges(g) == {frozenset((u, v)): d["cost"] for u, v, d in ref.edges(data=True)}
-    with pytest.raises(ValueError, match="column 'weight'"):
-        Graph.from_pandas(df, source="s", target="t")
+    # no weight column: every edge weighs 1, as networkx does for a missing attribute
+    assert Graph.from_pandas(df, source="s", target="t").edge_weight.tolist() == [1.0] * 3
+    with pytest.raises(ValueError, match="column 'source'"):
+        Graph.from_pandas(df)
 
 
 def test_from_scipy_and_mtx_use_abs_and_ignore_diagonal(tmp_path):
