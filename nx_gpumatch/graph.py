@@ -41,8 +41,8 @@ def _as_weights(w, m, what="weight"):
             raise ValueError(f"{what} values must be real numbers, got booleans")
         else:
             if arr.dtype.kind in "iu" and arr.size and _too_big(arr):
-                i = int(np.flatnonzero(np.abs(arr.astype(np.float64)) > MAX_EXACT_INT)[0])
-                _number(int(arr.ravel()[i]), what)
+                for x in arr.ravel()[np.abs(arr.ravel().astype(np.float64)) > MAX_EXACT_INT]:
+                    _number(int(x), what)
             arr = arr.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(
