@@ -273,7 +273,10 @@ class Graph:
             for k, (u, v, d) in enumerate(G.edges(data=weight, default=default)):
                 src[k] = index[u]
                 dst[k] = index[v]
-                w[k] = d if type(d) is float else _number(d, what)
+                if type(d) is float or (type(d) is int and -MAX_EXACT_INT <= d <= MAX_EXACT_INT):
+                    w[k] = d
+                else:
+                    w[k] = _number(d, what)
             w = _as_weights(w, m, what)
         n = _num_nodes(len(nodes), src, dst, None)
         g, _ = cls._from_edge_list(n, src, dst, np.ones(m) if w is None else w, nodes)
