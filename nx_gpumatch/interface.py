@@ -10,7 +10,6 @@ plain Python objects already.
 """
 
 import importlib
-import math
 import warnings
 
 from _nx_gpumatch import FUNCTIONS
@@ -51,7 +50,7 @@ class BackendInterface:
         """True, or a sentence saying why networkx should run this call itself.
 
         Weights the backend cannot hold exactly in float64 (Decimal, Fraction,
-        integers beyond 2**53, booleans, NaN) are refused for every function; a
+        integers beyond 2**53, booleans, strings) are refused for every function; a
         module may refuse more with its own ``can_run(name, args, kwargs)``."""
         reason = _weight_reason(name, args, kwargs)
         if reason is not None:
@@ -112,9 +111,8 @@ def _weight_reason(name, args, kwargs):
     for _, _, w in G.edges(data=weight, default=1):
         t = type(w)
         if t is float:
-            if not math.isfinite(w):
-                reason = f"weight {w!r} is not finite"
-        elif t is int:
+            continue  # NaN and infinities are bad input: conversion raises ValueError
+        if t is int:
             if abs(w) > MAX_EXACT_INT:
                 reason = f"integer weight {w} is beyond 2**53, where float64 rounds"
         else:

@@ -132,6 +132,10 @@ def test_plain_weights_run_on_the_backend():
     assert BackendInterface.can_run("max_weight_matching", (G,), {}) is True
     G.add_edge(3, 4, weight=2**53)
     assert BackendInterface.can_run("max_weight_matching", (G,), {}) is True
+    G.add_edge(4, 5, weight=float("nan"))  # bad input: a clear error, not networkx's guess
+    assert BackendInterface.can_run("max_weight_matching", (G,), {}) is True
+    with pytest.raises(ValueError, match="finite"):
+        nx.max_weight_matching(G, backend="gpumatch")
 
 
 def test_integer_weights_beyond_2_53_never_rounded():
