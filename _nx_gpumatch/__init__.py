@@ -15,7 +15,9 @@ FUNCTIONS = {
         "additional_docs": "Exact (Numba weighted blossom) unless an approximate ``algorithm`` is named: 'suitor', 'local_max', 'greedy' (all equal the greedy matching) or 'red_blue' (randomized, maximal).",
         "additional_parameters": {
             "algorithm : str, optional": "None or 'blossom' (exact), 'suitor', 'local_max', 'greedy', 'red_blue'.",
-            "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config.",
+            "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config. The exact algorithm has no GPU engine.",
+            "seed : int or random.Random, optional": "'red_blue' only.",
+            "select : str, optional": "'red_blue' only: 'weighted' (default) or 'random'.",
         },
     },
     "min_weight_matching": {
