@@ -23,6 +23,9 @@ FUNCTIONS = {
     "min_weight_matching": {
         "module": "matching",
         "additional_docs": "Exact: the Numba weighted blossom method on networkx's transformed weights.",
+        "additional_parameters": {
+            "device : str, optional": "'auto' or 'cpu'; 'gpu' raises ValueError (no GPU engine for exact matching).",
+        },
     },
     "louvain_communities": {
         "module": "louvain",
@@ -38,6 +41,9 @@ FUNCTIONS = {
     "maximal_matching": {
         "module": "matching",
         "additional_docs": "Greedy matching under the package's edge order (Suitor on the CPU).",
+        "additional_parameters": {
+            "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config.",
+        },
     },
 }
 

@@ -299,12 +299,12 @@ def _nx_max_weight_matching(
     return matching_result(G, "networkx", mate)
 
 
-def _nx_maximal_matching(G):
-    return matching_result(G, "networkx", mate_array(G.unweighted(), "suitor"))
+def _nx_maximal_matching(G, *, device=None):
+    return matching_result(G, "networkx", mate_array(G.unweighted(), "suitor", device=device))
 
 
-def _nx_min_weight_matching(G, weight="weight"):
-    check_options(None)  # the config may ask for a GPU, which exact matching lacks
+def _nx_min_weight_matching(G, weight="weight", *, device=None):
+    check_options(None, device=device)  # "gpu" (keyword or config): exact has no GPU engine
     if G.num_edges == 0:
         return set()
     return matching_result(G, "networkx", _min_weight_mate(G))
