@@ -5,6 +5,7 @@ import importlib
 import inspect
 import subprocess
 import sys
+import warnings
 from decimal import Decimal
 from fractions import Fraction
 
@@ -257,11 +258,15 @@ def test_dataframe_with_missing_ids_is_an_error():
 
 def test_options_that_would_not_act_are_errors():
     G = nx.path_graph(4)
-    with pytest.raises(ValueError, match="red_blue"):
+    with pytest.warns(UserWarning, match="red_blue"):
         gm.max_weight_matching(G, algorithm="suitor", seed=1)
-    with pytest.raises(ValueError, match="red_blue"):
+    with pytest.warns(UserWarning, match="red_blue"):
         gm.max_weight_matching(G, algorithm="greedy", select="random")
-    gm.max_weight_matching(G, algorithm="red_blue", seed=1, select="random")
+    with pytest.warns(UserWarning, match="red_blue"):
+        gm.max_weight_matching(G, seed=1)  # exact
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gm.max_weight_matching(G, algorithm="red_blue", seed=1, select="random")
     with pytest.raises(ValueError, match="threads must be a positive int"):
         gm.max_weight_matching(G, algorithm="suitor", threads=0)
     with pytest.raises(ValueError, match="threads must be a positive int"):

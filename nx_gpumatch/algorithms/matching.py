@@ -1,6 +1,7 @@
 """Weighted matching front end: exact (blossom) and ½-approximate algorithms."""
 
 import random
+import warnings
 
 import numpy as np
 
@@ -53,8 +54,12 @@ def check_options(
             f"algorithm must be one of {ALGORITHMS} (or None for exact), got {algorithm!r}"
         )
     if algorithm != "red_blue" and (seed is not None or select is not None):
-        raise ValueError(
-            f"seed and select apply to algorithm='red_blue' only; {algorithm!r} is deterministic"
+        # A warning, not an error: code that passes one seed to every algorithm keeps working.
+        warnings.warn(
+            f"seed and select act on algorithm='red_blue' only; {algorithm!r} is "
+            "deterministic and ignores them",
+            UserWarning,
+            stacklevel=3,
         )
     if select is None:
         select = "weighted"
@@ -178,7 +183,7 @@ def max_weight_matching(
         randomized (``seed``, ``select`` = "weighted" or "random") and maximal.
     device : "auto", "cpu", "gpu" or None (the config's)
         The exact algorithm has no GPU engine: "gpu" raises ValueError for it.
-    seed, select : red_blue only (an error with the other algorithms)
+    seed, select : red_blue only (the other algorithms warn that they ignore them)
     threads : int or None
         Numba threads (None: the config's).
     source, target : column names of a DataFrame edge list
