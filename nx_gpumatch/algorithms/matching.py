@@ -99,6 +99,11 @@ def mate_array(
         select=select,
         threads=threads,
     )
+    return _run(graph, algorithm, maxcardinality, device, seed, select, threads)
+
+
+def _run(graph, algorithm, maxcardinality, device, seed, select, threads):
+    """mate_array after check_options."""
     if algorithm == "blossom":
         from nx_gpumatch import cpu
 
@@ -194,7 +199,7 @@ def max_weight_matching(
     the matched edges (the caller's columns, orientation and dtypes; the same
     library); otherwise an int64 ``mate`` array (mate[v] = partner, -1 = unmatched).
     """
-    check_options(
+    algorithm, select = check_options(
         algorithm,
         maxcardinality=maxcardinality,
         device=device,
@@ -203,15 +208,7 @@ def max_weight_matching(
         threads=threads,
     )
     inp = convert(G, weight=weight, source=source, target=target)
-    mate = mate_array(
-        inp.graph,
-        algorithm,
-        maxcardinality=maxcardinality,
-        device=device,
-        seed=seed,
-        select=select,
-        threads=threads,
-    )
+    mate = _run(inp.graph, algorithm, maxcardinality, device, seed, select, threads)
     return matching_result(inp.graph, inp.kind, mate, weight=weight, inp=inp)
 
 
