@@ -49,9 +49,6 @@ class Input:
         self.target = target
         self.weight = weight
 
-    def __iter__(self):  # (graph, kind), as to_graph returned before
-        return iter((self.graph, self.kind))
-
 
 def convert(obj, weight="weight", source="source", target="target"):
     """:class:`Input` for any supported input."""
@@ -103,7 +100,8 @@ def edge_weights(graph, u, v):
 
 
 def label_array(graph):
-    """Labels as an array that ``take`` can index (keeps the input's dtype)."""
+    """Labels as an array that ``take`` can index (keeps the input's dtype); kept for
+    callers that predate :meth:`Graph.label_index`."""
     return graph.label_index()
 
 
