@@ -112,5 +112,7 @@ def summary(res, title):
         + (", ".join(f"{n} {c}" for n, c in sorted(fell.items())) or "none"),
     ]
     for (reason, outcome), count in sorted(reasons.items(), key=lambda kv: -kv[1]):
-        lines.append(f"  {count} x {outcome}: {reason[:200]}")
+        # pytest reports an xfail as outcome "skipped" and an xpass as "passed"
+        label = "xfailed" if outcome == "skipped" else "xpassed"
+        lines.append(f"  {count} x {label}: {reason[:200]}")
     return "\n".join(lines)
