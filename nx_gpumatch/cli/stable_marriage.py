@@ -1,6 +1,7 @@
 """``nx-gpumatch stable-marriage``: solve one of the generated stable
 marriage instances (Manne et al. 2016) and report proposals per second and a stability check."""
 
+import sys
 import time
 
 
@@ -67,9 +68,14 @@ def run_stable_marriage(args):
     prefs = sm.prepare_preferences(men, women, threads=args.threads)
     t_prep = time.perf_counter() - t
     del men, women
-    engine = sm._choose_engine(
-        prefs, args.algorithm, args.device, not args.sequential, args.threads
-    )
+    try:
+        engine = sm._choose_engine(
+            prefs, args.algorithm, args.device, not args.sequential, args.threads
+        )
+    except (ValueError, RuntimeError) as exc:
+        # Also called without main() (tests): answer the way main does.
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     t = time.perf_counter()
     mate, proposals = sm.solve(prefs, algorithm=args.algorithm, engine=engine, threads=args.threads)
     t_first = time.perf_counter() - t
