@@ -15,12 +15,17 @@ FUNCTIONS = {
         "additional_docs": "Exact (Numba weighted blossom) unless an approximate ``algorithm`` is named: 'suitor', 'local_max', 'greedy' (all equal the greedy matching) or 'red_blue' (randomized, maximal).",
         "additional_parameters": {
             "algorithm : str, optional": "None or 'blossom' (exact), 'suitor', 'local_max', 'greedy', 'red_blue'.",
-            "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config.",
+            "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config. The exact algorithm has no GPU engine.",
+            "seed : int or random.Random, optional": "'red_blue' only.",
+            "select : str, optional": "'red_blue' only: 'weighted' (default) or 'random'.",
         },
     },
     "min_weight_matching": {
         "module": "matching",
         "additional_docs": "Exact: the Numba weighted blossom method on networkx's transformed weights.",
+        "additional_parameters": {
+            "device : str, optional": "'auto' or 'cpu'; 'gpu' raises ValueError (no GPU engine for exact matching).",
+        },
     },
     "louvain_communities": {
         "module": "louvain",
@@ -36,6 +41,9 @@ FUNCTIONS = {
     "maximal_matching": {
         "module": "matching",
         "additional_docs": "Greedy matching under the package's edge order (Suitor on the CPU).",
+        "additional_parameters": {
+            "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config.",
+        },
     },
     "hopcroft_karp_matching": {
         "module": "bipartite",

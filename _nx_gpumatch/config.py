@@ -27,7 +27,7 @@ class GpumatchConfig(Config):
     louvain_coarse_threshold : float
         Louvain: a level whose graph has at least ``louvain_fine_below``
         vertices stops its sweeps once one gains at most this much modularity
-        (seed 000's coarse threshold); smaller levels use the call's
+        (the coarse threshold of Naim et al. 2017); smaller levels use the call's
         ``threshold``.
     louvain_fine_below : int
         Louvain: levels with fewer vertices use the fine threshold.
@@ -44,7 +44,9 @@ class GpumatchConfig(Config):
             raise ValueError(f"device must be one of {_DEVICES}, got {value!r}")
         if key == "threads" and value is not None:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"threads must be a positive int or None, got {value!r}")
+                raise ValueError(
+                    f"threads must be a positive int or None (all cores), got {value!r}"
+                )
         if key == "gpu_min_edges":
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"gpu_min_edges must be a non-negative int, got {value!r}")

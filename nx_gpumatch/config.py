@@ -7,7 +7,7 @@ hold when networkx picks the backend on its own.
 
 from _nx_gpumatch.config import _DEVICES, GpumatchConfig
 
-__all__ = ["GpumatchConfig", "get_config", "resolve_device"]
+__all__ = ["GpumatchConfig", "check_threads", "get_config", "resolve_device"]
 
 
 def get_config():
@@ -45,3 +45,13 @@ def resolve_device(device, num_edges):
     if num_edges >= cfg.gpu_min_edges and gpu.available():
         return "gpu"
     return "cpu"
+
+
+def check_threads(threads):
+    """None (the config's, else all cores) or a positive int; anything else,
+    0 included, is a ValueError here as in the config."""
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+    ):
+        raise ValueError(f"threads must be a positive int or None (all cores), got {threads!r}")
+    return threads

@@ -9,7 +9,7 @@ from nx_gpumatch.graph import Graph
 
 __all__ = ["random_graph", "rmat", "random_geometric", "delaunay", "RMAT_PARAMS"]
 
-# (a, b, c, d) quadrant probabilities used for b-matching experiments (seed 004).
+# (a, b, c, d) quadrant probabilities used for b-matching experiments (Khan et al. 2016).
 RMAT_PARAMS = {
     "g500": (0.57, 0.19, 0.19, 0.05),
     "ssca": (0.6, 0.4 / 3, 0.4 / 3, 0.4 / 3),
@@ -62,7 +62,7 @@ def rmat(scale, edge_factor=8, kind="g500", seed=0, weights="uniform"):
 
 def random_geometric(n, radius=None, seed=0, weights="distance"):
     """Random geometric graph in the unit square: points closer than ``radius``
-    are joined (default 0.55*sqrt(ln n / n), nearly connected, seed 003).
+    are joined (default 0.55*sqrt(ln n / n), nearly connected, as in Birn et al. 2013).
     Weights: Euclidean distance, or "uniform" random."""
     from scipy.spatial import cKDTree
 
@@ -81,7 +81,7 @@ def random_geometric(n, radius=None, seed=0, weights="distance"):
 
 def delaunay(n, seed=0, weights="distance"):
     """Delaunay triangulation of n random points in the unit square; weights are
-    Euclidean distances (seed 003) or "uniform" random."""
+    Euclidean distances (as in Birn et al. 2013) or "uniform" random."""
     from scipy.spatial import Delaunay
 
     rng = np.random.default_rng(seed)

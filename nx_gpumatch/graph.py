@@ -9,6 +9,8 @@ edge id of each arc, so per-edge data is never duplicated). Vertex ids are
 
 from __future__ import annotations
 
+import decimal
+import math
 import numbers
 
 import numpy as np
@@ -21,18 +23,31 @@ __all__ = ["Graph"]
 NO_RANK = np.int32(0x7FFFFFFF)
 
 
+# Integers up to 2**53 convert to float64 exactly; beyond, two different weights
+# may become one and the edge order would silently change.
+MAX_EXACT_INT = 2**53
+
+
 def _as_weights(w, m, what="weight"):
-    """Float64 weights with a clear error for non-numeric, NaN and infinite values."""
+    """Float64 weights with a clear error for non-numeric, NaN, infinite values and
+    for numbers float64 cannot hold exactly."""
     if w is None:
         return np.ones(m, np.float64)
     try:
         arr = np.asarray(w)
         if arr.dtype == object or arr.dtype.kind not in "biuf":
             arr = np.array([_number(x, what) for x in arr.ravel()], np.float64)
+        elif arr.dtype.kind == "b":
+            raise ValueError(f"{what} values must be real numbers, got booleans")
         else:
+            if arr.dtype.kind in "iu" and arr.size and _too_big(arr):
+                for x in arr.ravel()[np.abs(arr.ravel().astype(np.float64)) > MAX_EXACT_INT]:
+                    _number(int(x), what)
             arr = arr.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} values must be numbers: {exc}") from None
+        raise ValueError(
+            f"{exc}" if "values" in str(exc) else f"{what} values must be numbers: {exc}"
+        ) from None
     if arr.shape != (m,):
         raise ValueError(f"expected {m} {what} values, got shape {arr.shape}")
     bad = ~np.isfinite(arr)
@@ -42,10 +57,113 @@ def _as_weights(w, m, what="weight"):
     return arr
 
 
+def _too_big(arr):
+    if arr.dtype.kind == "u":
+        return int(arr.max()) > MAX_EXACT_INT
+    return int(arr.max()) > MAX_EXACT_INT or int(arr.min()) < -MAX_EXACT_INT
+
+
 def _number(x, what):
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+    """float(x) for a real number that float64 holds exactly, else ValueError."""
+    if type(x) is float:
+        return x
+    if isinstance(x, bool) or not isinstance(x, (numbers.Real, decimal.Decimal)):
         raise ValueError(f"{what} values must be real numbers, got {x!r} ({type(x).__name__})")
-    return float(x)
+    f = float(x)
+    if math.isfinite(f) and f != x:
+        raise ValueError(
+            f"{what} value {x!r} ({type(x).__name__}) has no exact float64 value; rounding it "
+            "could change which edge is heavier (integer weights must lie within +-2**53)"
+        )
+    return f
+
+
+def _check_ids(a, name):
+    """int64 vertex ids from an array, with clear errors for non-integers."""
+    a = np.asarray(a)
+    if a.size and a.dtype.kind not in "iu":
+        if a.dtype.kind == "f" and np.isnan(a).any():
+            raise ValueError(f"{name} holds NaN vertex ids")
+        raise ValueError(f"{name} must hold integer vertex ids, got dtype {a.dtype}")
+    if a.dtype.kind == "u" and a.size and int(a.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"{name} holds vertex ids beyond int64")
+    return a.astype(np.int64, copy=False)
+
+
+def _canonical_edges(src, dst, w, n, duplicates):
+    """Unique canonical edges (src < dst, sorted) of an edge list, the self-loop
+    weights per vertex, and for each edge the input position that defined it."""
+    lo = np.minimum(src, dst)
+    hi = np.maximum(src, dst)
+    keep = lo != hi
+    loop_weight = np.zeros(n)
+    has_loop = np.zeros(n, bool)
+    if not keep.all():
+        loops = np.flatnonzero(~keep)
+        has_loop[lo[loops]] = True
+        if duplicates == "last":
+            loop_weight[lo[loops]] = w[loops]  # fancy assignment keeps the last write
+        else:
+            loop_weight[:] = -np.inf
+            np.maximum.at(loop_weight, lo[loops], w[loops])
+            loop_weight[np.isneginf(loop_weight)] = 0.0
+    pos = np.flatnonzero(keep)
+    lo, hi, w = lo[pos], hi[pos], w[pos]
+    key = lo * n + hi
+    if duplicates == "last":
+        # np.unique keeps the first occurrence; reversing makes that the last one.
+        ukey, first = np.unique(key[::-1], return_index=True)
+        pick = (key.shape[0] - 1) - first
+    elif duplicates == "max":
+        order = np.lexsort((w, key))  # by key, then weight ascending
+        last = np.ones(key.shape[0], bool)
+        last[:-1] = key[order][1:] != key[order][:-1]
+        pick = order[last]
+        ukey = key[pick]
+    else:
+        raise ValueError("duplicates must be 'last' or 'max'")
+    w = w[pick]
+    esrc = (ukey // n).astype(np.int32) if n else ukey.astype(np.int32)
+    edst = (ukey % n).astype(np.int32) if n else ukey.astype(np.int32)
+    return esrc, edst, np.ascontiguousarray(w, np.float64), loop_weight, has_loop, pos[pick]
+
+
+def _num_nodes(num_nodes, src, dst, nodes):
+    """The vertex count, checked before anything of that size is allocated."""
+    if num_nodes is None:
+        top = int(max(src.max(initial=-1), dst.max(initial=-1)))
+        if top >= MAX_NODES:
+            raise ValueError(
+                f"vertex id {top} is too large: ids must lie in [0, 2**31); relabel the "
+                "vertices (Graph.from_pandas numbers the labels it sees)"
+            )
+        num_nodes = top + 1
+        if nodes is not None:
+            num_nodes = max(num_nodes, len(nodes))
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, numbers.Integral):
+        raise ValueError(f"num_nodes must be an int, got {num_nodes!r}")
+    if num_nodes < 0:
+        raise ValueError(f"num_nodes must be >= 0, got {num_nodes}")
+    if num_nodes >= MAX_NODES:
+        raise ValueError(f"graphs need fewer than 2**31 vertices (int32 ids), got {num_nodes}")
+    return int(num_nodes)
+
+
+def _check_labels(nodes, n):
+    if len(nodes) != n:
+        raise ValueError(f"nodes has {len(nodes)} labels for {n} vertices")
+    import pandas as pd
+
+    index = pd.Index(nodes, tupleize_cols=False)
+    if index.hasnans:
+        raise ValueError("node labels must not be NaN or None")
+    if not index.is_unique:
+        dup = index[index.duplicated()][0]
+        raise ValueError(f"node labels must be unique; {dup!r} appears more than once")
+    return index
+
+
+MAX_NODES = 2**31
 
 
 class Graph:
@@ -103,65 +221,29 @@ class Graph:
         clustering counts them). Repeated undirected
         pairs keep the last weight, as building a networkx Graph from the same
         edge list does (``duplicates="max"`` keeps the heaviest instead).
+        ``nodes`` (unique labels, one per vertex) names the vertices in results.
         """
-        src = np.asarray(src)
-        dst = np.asarray(dst)
+        src = _check_ids(src, "src")
+        dst = _check_ids(dst, "dst")
         if src.shape != dst.shape or src.ndim != 1:
             raise ValueError("src and dst must be 1-D arrays of equal length")
-        for name, a in (("src", src), ("dst", dst)):
-            if a.size and a.dtype.kind not in "iu":
-                raise ValueError(f"{name} must hold integer vertex ids, got dtype {a.dtype}")
-        src = src.astype(np.int64, copy=False)
-        dst = dst.astype(np.int64, copy=False)
+        if duplicates not in ("last", "max"):
+            raise ValueError("duplicates must be 'last' or 'max'")
         w = _as_weights(weights, src.shape[0])
-        if num_nodes is None:
-            num_nodes = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
-            if nodes is not None:
-                num_nodes = max(num_nodes, len(nodes))
-        n = int(num_nodes)
+        n = _num_nodes(num_nodes, src, dst, nodes)
         if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
             raise ValueError(f"vertex ids must lie in [0, {n})")
-        if nodes is not None and len(nodes) != n:
-            raise ValueError(f"nodes has {len(nodes)} labels for {n} vertices")
-        lo = np.minimum(src, dst)
-        hi = np.maximum(src, dst)
-        keep = lo != hi
-        loop_weight = np.zeros(n)
-        has_loop = np.zeros(n, bool)
-        if not keep.all():
-            loops = np.flatnonzero(~keep)
-            has_loop[lo[loops]] = True
-            if duplicates == "last":
-                loop_weight[lo[loops]] = w[loops]  # fancy assignment keeps the last write
-            else:
-                loop_weight[:] = -np.inf
-                np.maximum.at(loop_weight, lo[loops], w[loops])
-                loop_weight[np.isneginf(loop_weight)] = 0.0
-        lo, hi, w = lo[keep], hi[keep], w[keep]
-        key = lo * n + hi
-        if duplicates == "last":
-            # np.unique keeps the first occurrence; reversing makes that the last one.
-            ukey, first = np.unique(key[::-1], return_index=True)
-            w = w[::-1][first]
-        elif duplicates == "max":
-            order = np.lexsort((w, key))  # by key, then weight ascending
-            key, w = key[order], w[order]
-            last = np.ones(key.shape[0], bool)
-            last[:-1] = key[1:] != key[:-1]
-            ukey, w = key[last], w[last]
-        else:
-            raise ValueError("duplicates must be 'last' or 'max'")
-        esrc = (ukey // n).astype(np.int32) if n else ukey.astype(np.int32)
-        edst = (ukey % n).astype(np.int32) if n else ukey.astype(np.int32)
-        return cls(
-            n,
-            esrc,
-            edst,
-            np.ascontiguousarray(w, np.float64),
-            nodes,
-            loop_weight=loop_weight,
-            has_loop=has_loop,
-        )
+        label_index = None if nodes is None else _check_labels(nodes, n)
+        return cls._from_edge_list(n, src, dst, w, nodes, label_index, duplicates)[0]
+
+    @classmethod
+    def _from_edge_list(cls, n, src, dst, w, nodes, label_index=None, duplicates="last"):
+        """(Graph, input position of each edge) from checked arrays."""
+        esrc, edst, w, loop_weight, has_loop, pos = _canonical_edges(src, dst, w, n, duplicates)
+        g = cls(n, esrc, edst, w, nodes, loop_weight=loop_weight, has_loop=has_loop)
+        if label_index is not None:
+            g._cache["label_index"] = label_index
+        return g, pos
 
     @classmethod
     def from_networkx(cls, G, weight="weight", default=1):
@@ -191,22 +273,43 @@ class Graph:
             for k, (u, v, d) in enumerate(G.edges(data=weight, default=default)):
                 src[k] = index[u]
                 dst[k] = index[v]
-                w[k] = d if type(d) is float or type(d) is int else _number(d, what)
+                if type(d) is float or (type(d) is int and -MAX_EXACT_INT <= d <= MAX_EXACT_INT):
+                    w[k] = d
+                else:
+                    w[k] = _number(d, what)
             w = _as_weights(w, m, what)
-        g = cls.from_arrays(src, dst, w, num_nodes=len(nodes), nodes=nodes)
+        n = _num_nodes(len(nodes), src, dst, None)
+        g, _ = cls._from_edge_list(n, src, dst, np.ones(m) if w is None else w, nodes)
         g.weight_attr = weight
         return g
 
     @classmethod
     def from_pandas(cls, df, source="source", target="target", weight="weight"):
-        """Graph from a DataFrame edge list; node order is order of first appearance."""
+        """Graph from a DataFrame edge list; node order is order of first appearance.
+
+        Without a ``weight`` column (or with ``weight=None``) every edge weighs 1,
+        as networkx does for a missing attribute. Repeated pairs keep the last row.
+        """
+        g, _ = cls._from_frame(df, source, target, weight)
+        return g
+
+    @classmethod
+    def _from_frame(cls, df, source, target, weight):
+        """(Graph, row of df that defined each edge)."""
         import pandas as pd
 
-        for col in (source, target) + ((weight,) if weight is not None else ()):
+        for col in (source, target):
             if col not in df.columns:
                 raise ValueError(f"column {col!r} not in DataFrame (columns: {list(df.columns)})")
+        if weight is not None and weight not in df.columns:
+            weight = None
         s = df[source].to_numpy()
         t = df[target].to_numpy()
+        for col, a in ((source, s), (target, t)):
+            missing = pd.isna(a)
+            if missing.any():
+                i = int(np.flatnonzero(missing)[0])
+                raise ValueError(f"column {col!r} has a missing vertex id ({a[i]!r}) in row {i}")
         inter = np.empty(
             2 * len(s),
             dtype=np.result_type(s.dtype, t.dtype) if s.dtype.kind == t.dtype.kind else object,
@@ -216,14 +319,16 @@ class Graph:
         codes, uniques = pd.factorize(inter, sort=False)
         nodes = uniques.tolist() if hasattr(uniques, "tolist") else list(uniques)
         w = (
-            None
+            np.ones(len(df))
             if weight is None
             else _as_weights(df[weight].to_numpy(), len(df), f"column {weight!r}")
         )
-        g = cls.from_arrays(codes[0::2], codes[1::2], w, num_nodes=len(nodes), nodes=nodes)
+        src = codes[0::2].astype(np.int64)
+        dst = codes[1::2].astype(np.int64)
+        n = _num_nodes(len(nodes), src, dst, None)
+        g, rows = cls._from_edge_list(n, src, dst, w, nodes, pd.Index(uniques))
         g.weight_attr = weight
-        g._cache["label_array"] = pd.Index(uniques)
-        return g
+        return g, rows
 
     @classmethod
     def from_scipy(cls, A, *, absolute=False):
@@ -293,37 +398,104 @@ class Graph:
     def labels(self):
         return list(range(self.num_nodes)) if self.nodes is None else self.nodes
 
+    # --------------------------------------------------------- derived data
+    def cached(self, key, build):
+        """Data derived from this graph, built by ``build()`` on first use and kept
+        until the weights change (:meth:`with_weights` starts a fresh cache)."""
+        try:
+            return self._cache[key]
+        except KeyError:
+            value = self._cache[key] = build()
+            return value
+
+    def clear_cache(self):
+        """Forget all derived data (edge ranking, device copies...); benchmarks use it to
+        time the ranking again."""
+        keep = {k: self._cache[k] for k in ("label_index",) if k in self._cache}
+        self._cache.clear()
+        self._cache.update(keep)
+
+    def label_index(self):
+        """The labels as a pandas Index (keeps the input's dtype), or None for ids 0..n-1."""
+        if self.nodes is None:
+            return None
+        import pandas as pd
+
+        return self.cached("label_index", lambda: pd.Index(self.nodes, tupleize_cols=False))
+
+    def node_ids(self, labels, what="node"):
+        """int64 vertex ids of node labels; ValueError naming the first unknown one."""
+        labels = list(labels)
+        if self.nodes is None:
+            out = np.empty(len(labels), np.int64)
+            for k, x in enumerate(labels):
+                if (
+                    isinstance(x, bool)
+                    or not isinstance(x, numbers.Integral)
+                    or not 0 <= x < self.num_nodes
+                ):
+                    raise ValueError(f"{what} {x!r} is not a vertex of the graph")
+                out[k] = x
+            return out
+        index = self.cached("node_dict", lambda: {v: i for i, v in enumerate(self.nodes)})
+        try:
+            return np.array([index[x] for x in labels], np.int64)
+        except (KeyError, TypeError):
+            bad = next(x for x in labels if not _known(index, x))
+            raise ValueError(f"{what} {bad!r} is not a node of the graph") from None
+
+    def find_edges(self, u, v):
+        """Edge ids of the vertex pairs (u[i], v[i]) in either orientation; -1 where
+        the pair is not an edge (or u[i] == v[i])."""
+        u = np.asarray(u, np.int64)
+        v = np.asarray(v, np.int64)
+        n = np.int64(self.num_nodes)
+        keys = self.cached("edge_keys", lambda: self.edge_src.astype(np.int64) * n + self.edge_dst)
+        k = np.minimum(u, v) * n + np.maximum(u, v)
+        if keys.shape[0] == 0:
+            return np.full(k.shape, -1, np.int64)
+        pos = np.minimum(np.searchsorted(keys, k), keys.shape[0] - 1)
+        return np.where((keys[pos] == k) & (u != v), pos, -1)
+
+    def edge_ids(self, u, v):
+        """Edge ids of pairs that must be edges: ValueError naming the first that is not."""
+        e = self.find_edges(u, v)
+        if np.any(e < 0):
+            i = int(np.flatnonzero(e < 0)[0])
+            a, b = self.label(int(np.asarray(u)[i])), self.label(int(np.asarray(v)[i]))
+            raise ValueError(f"({a!r}, {b!r}) is not an edge of the graph")
+        return e
+
     # ------------------------------------------------------- the edge order
     def edge_order(self):
         """Edge ids from best to worst under the package's one edge order:
         heavier first, ties by the smaller (min id, max id) pair."""
-        if "order" not in self._cache:
-            from nx_gpumatch.cpu.csr import edge_order
+        from nx_gpumatch.cpu.csr import edge_order
 
-            # Edges are stored sorted by (src, dst), so ordering by -weight with
-            # ties by edge id is exactly the package's edge order.
-            self._cache["order"] = edge_order(self.edge_weight)
-        return self._cache["order"]
+        # Edges are stored sorted by (src, dst), so ordering by -weight with
+        # ties by edge id is exactly the package's edge order.
+        return self.cached("order", lambda: edge_order(self.edge_weight))
 
     def edge_rank(self):
         """int32 rank of each edge (0 = best); NO_RANK for weight <= 0.
 
         Edges that cannot add weight are never used by the approximate algorithms.
         """
-        if "rank" not in self._cache:
-            from nx_gpumatch.cpu.csr import inverse_permutation
+        from nx_gpumatch.cpu.csr import inverse_permutation
 
-            positive = int(np.count_nonzero(self.edge_weight > 0))
-            self._cache["rank"] = inverse_permutation(self.edge_order(), positive, NO_RANK)
-        return self._cache["rank"]
+        return self.cached(
+            "rank", lambda: inverse_permutation(self.edge_order(), self.num_usable(), NO_RANK)
+        )
+
+    def num_usable(self):
+        """Edges of positive weight: the only ones the approximate algorithms use."""
+        return self.cached("usable", lambda: int(np.count_nonzero(self.edge_weight > 0)))
 
     def arc_rank(self):
         """Rank of each arc's edge, in CSR order (what the matching kernels scan)."""
-        if "arc_rank" not in self._cache:
-            from nx_gpumatch.cpu.csr import gather_int32
+        from nx_gpumatch.cpu.csr import gather_int32
 
-            self._cache["arc_rank"] = gather_int32(self.edge_rank(), self.arc_edge)
-        return self._cache["arc_rank"]
+        return self.cached("arc_rank", lambda: gather_int32(self.edge_rank(), self.arc_edge))
 
     def with_weights(self, edge_weight, weight_attr=None, loop_weight=None):
         """The same structure with other per-edge (and self-loop) weights; the
@@ -335,7 +507,8 @@ class Graph:
         g.edge_weight = np.ascontiguousarray(edge_weight, np.float64)
         g.weights = g.edge_weight[self.arc_edge]
         g.weight_attr = weight_attr
-        g._cache = {k: self._cache[k] for k in ("label_array",) if k in self._cache}
+        keep = ("label_index", "node_dict", "edge_keys")
+        g._cache = {k: self._cache[k] for k in keep if k in self._cache}
         return g
 
     def unweighted(self):
@@ -344,17 +517,17 @@ class Graph:
         networkx may hand a cached weighted conversion to a function that ignores
         weights, so such functions ask for this view.
         """
-        if "unweighted" not in self._cache:
+
+        def build():
             unit = bool((self.edge_weight == 1).all())
             unit = unit and bool((self.loop_weight == self.has_loop).all())
-            self._cache["unweighted"] = (
-                self
-                if unit
-                else self.with_weights(
-                    np.ones(self.num_edges), loop_weight=self.has_loop.astype(np.float64)
-                )
+            if unit:
+                return self
+            return self.with_weights(
+                np.ones(self.num_edges), loop_weight=self.has_loop.astype(np.float64)
             )
-        return self._cache["unweighted"]
+
+        return self.cached("unweighted", build)
 
     # --------------------------------------------------------------- export
     def to_networkx(self):
@@ -378,6 +551,13 @@ class Graph:
             ((labels[v], labels[v], float(self.loop_weight[v])) for v in loops), weight=attr
         )
         return G
+
+
+def _known(index, x):
+    try:
+        return x in index
+    except TypeError:  # unhashable
+        return False
 
 
 def _mmread(path):

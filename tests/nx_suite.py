@@ -16,7 +16,8 @@ import json, logging, os, sys
 import pytest
 
 WATCHED = tuple(os.environ["NX_SUITE_WATCHED"].split(","))
-state = {"calls": {n: 0 for n in WATCHED}, "fallbacks": [], "xfailed": [], "failed": [], "passed": 0}
+state = {"calls": {n: 0 for n in WATCHED}, "fallbacks": [], "xfailed": [], "failed": [],
+         "passed": 0, "skipped": 0}
 FALLBACK_WORDS = ("can't run", "alling back", "not implemented")
 
 
@@ -45,6 +46,9 @@ class Plugin:
         log.addHandler(_Log())
 
     def pytest_runtest_logreport(self, report):
+        if report.skipped and not getattr(report, "wasxfail", ""):
+            state["skipped"] += 1
+            return
         if report.when != "call" and not report.failed:
             return
         reason = getattr(report, "wasxfail", "")
@@ -61,7 +65,7 @@ print("SUITE-RESULT " + json.dumps({"code": int(code), **state}))
 """
 
 
-def run_networkx_suite(modules, watched, *, fallback, keyword=None, timeout=900):
+def run_networkx_suite(modules, watched, *, fallback, keyword=None, timeout=900, extra=()):
     """(result dict, stdout) of networkx's tests in ``modules`` run on the backend."""
     env = dict(os.environ)
     env["NETWORKX_TEST_BACKEND"] = "gpumatch"
@@ -81,7 +85,34 @@ def run_networkx_suite(modules, watched, *, fallback, keyword=None, timeout=900)
     ]
     if keyword:
         args += ["-k", keyword]
+    args += list(extra)
     proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("SUITE-RESULT ")]
     assert lines, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(lines[-1][len("SUITE-RESULT ") :]), proc.stdout
+
+
+def summary(res, title):
+    """The counts of a run as lines for the test output: passed, failed, skipped,
+    calls that reached the backend, calls that fell back to networkx (by
+    function), and each xfail with its reason."""
+    import collections
+
+    fell = collections.Counter()
+    for msg in res["fallbacks"]:
+        name = next((n for n in res["calls"] if f"`{n}`" in msg or f"'{n}'" in msg), "?")
+        fell[name] += 1
+    reasons = collections.Counter((reason, outcome) for _, reason, outcome in res["xfailed"])
+    lines = [
+        f"{title}: {res['passed']} passed, {len(res['failed'])} failed, {res['skipped']} skipped, "
+        f"{len(res['xfailed'])} xfailed/xpassed",
+        "  calls run by gpumatch: "
+        + ", ".join(f"{n} {c}" for n, c in sorted(res["calls"].items())),
+        "  calls that fell back to networkx: "
+        + (", ".join(f"{n} {c}" for n, c in sorted(fell.items())) or "none"),
+    ]
+    for (reason, outcome), count in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        # pytest reports an xfail as outcome "skipped" and an xpass as "passed"
+        label = "xfailed" if outcome == "skipped" else "xpassed"
+        lines.append(f"  {count} x {label}: {reason[:200]}")
+    return "\n".join(lines)

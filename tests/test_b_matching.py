@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import greedy_b_matching
 
 import nx_gpumatch
 from nx_gpumatch import Graph, b_matching, is_b_matching
@@ -17,21 +18,7 @@ from nx_gpumatch.generators import random_geometric, random_graph, rmat
 # ------------------------------------------------------------ references
 
 
-def reference_greedy(n, src, dst, w, b):
-    """Sorted greedy b-matching written from the definition: heavier first, ties by
-    the smaller (min id, max id) pair; only positive weights; set of (u, v), u < v."""
-    edges = sorted(
-        ((float(x), min(u, v), max(u, v)) for u, v, x in zip(src, dst, w) if x > 0),
-        key=lambda t: (-t[0], t[1], t[2]),
-    )
-    left = list(b)
-    out = set()
-    for _, u, v in edges:
-        if left[u] > 0 and left[v] > 0:
-            out.add((u, v))
-            left[u] -= 1
-            left[v] -= 1
-    return out
+reference_greedy = greedy_b_matching
 
 
 def brute_force_optimum(n, edges, b):

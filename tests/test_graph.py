@@ -103,8 +103,10 @@ def test_from_pandas_order_of_first_appearance():
     ref = nx.from_pandas_edgelist(df, "s", "t", "cost")
     assert g.labels() == list(ref.nodes)
     assert _edges(g) == {frozenset((u, v)): d["cost"] for u, v, d in ref.edges(data=True)}
-    with pytest.raises(ValueError, match="column 'weight'"):
-        Graph.from_pandas(df, source="s", target="t")
+    # no weight column: every edge weighs 1, as networkx does for a missing attribute
+    assert Graph.from_pandas(df, source="s", target="t").edge_weight.tolist() == [1.0] * 3
+    with pytest.raises(ValueError, match="column 'source'"):
+        Graph.from_pandas(df)
 
 
 def test_from_scipy_and_mtx_use_abs_and_ignore_diagonal(tmp_path):
@@ -171,3 +173,19 @@ def test_mtx_text_roundtrip():
     A = scipy.io.mmread(io.StringIO(text))
     g = Graph.from_scipy(A, absolute=True)
     assert _edges(g) == {frozenset((0, 1)): 4.0, frozenset((1, 2)): 1.5}
+
+
+def test_derived_data_is_owned_by_the_graph():
+    g = Graph.from_arrays([0, 1, 2], [1, 2, 3], [1.0, 3.0, 2.0])
+    calls = []
+    first = g.cached("x", lambda: calls.append(1) or np.arange(3))
+    assert g.cached("x", lambda: calls.append(1) or None) is first and calls == [1]
+    rank = g.edge_rank()
+    assert rank.tolist() == [2, 0, 1] and g.edge_rank() is rank
+    g.clear_cache()
+    assert g.edge_rank() is not rank and g.edge_rank().tolist() == [2, 0, 1]
+    h = g.with_weights(np.array([3.0, 1.0, 2.0]))  # other weights: a fresh ranking
+    assert h.edge_rank().tolist() == [0, 2, 1] and g.edge_rank().tolist() == [2, 0, 1]
+    assert g.find_edges([1, 3, 0], [0, 2, 2]).tolist() == [0, 2, -1]
+    with pytest.raises(ValueError, match=r"\(0, 2\) is not an edge"):
+        g.edge_ids([0], [2])

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import greedy_mate
 
 import nx_gpumatch as gm
 from nx_gpumatch import Graph, generators
@@ -18,18 +19,7 @@ from nx_gpumatch.cpu import matching as cm
 EXACT_EQUAL = ("suitor", "local_max", "greedy")
 
 
-def reference_greedy(g):
-    """Plain-Python greedy under the documented edge order, positive weights only."""
-    edges = sorted(
-        (e for e in range(g.num_edges) if g.edge_weight[e] > 0),
-        key=lambda e: (-g.edge_weight[e], int(g.edge_src[e]), int(g.edge_dst[e])),
-    )
-    mate = [-1] * g.num_nodes
-    for e in edges:
-        u, v = int(g.edge_src[e]), int(g.edge_dst[e])
-        if mate[u] < 0 and mate[v] < 0:
-            mate[u], mate[v] = v, u
-    return mate
+reference_greedy = greedy_mate
 
 
 def graphs_strategy():

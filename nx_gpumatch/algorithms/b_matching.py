@@ -4,8 +4,8 @@ import numbers
 
 import numpy as np
 
-from nx_gpumatch.algorithms._convert import edge_weights, label_array, to_graph
-from nx_gpumatch.config import resolve_device
+from nx_gpumatch.algorithms._convert import Input, convert, edges_result, result_pairs
+from nx_gpumatch.config import check_threads, get_config, resolve_device
 
 ALGORITHMS = ("b_suitor", "local_dominant", "greedy")
 # b values are clipped to the degree, so anything past int32 means "no limit".
@@ -81,26 +81,20 @@ def b_values(graph, kind, G, b):
 def b_matching_edges(graph, b, algorithm="b_suitor", *, device=None, threads=None):
     """Matched edge ids (ascending) of a b-matching of a :class:`Graph`; ``b`` is an
     array of b(v) in vertex order."""
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    _check_options(algorithm, device, threads)
     engine = resolve_device(device, graph.num_edges)
-    if engine == "gpu":
-        if algorithm == "b_suitor":
-            from nx_gpumatch.gpu import b_matching as gb
+    if engine == "gpu" and algorithm == "b_suitor":
+        from nx_gpumatch.gpu import b_matching as gb
 
-            return gb.run(graph, np.asarray(b))
-        if device == "gpu":
-            raise ValueError(f"the GPU engine runs algorithm='b_suitor' only, not {algorithm!r}")
+        return gb.run(graph, np.asarray(b))
     from nx_gpumatch import cpu
     from nx_gpumatch.cpu import b_matching as cb
 
     n = graph.num_nodes
     with cpu.threads(threads):
-        deg = graph._cache.get("b_matching_usable_degree")
-        if deg is None:
-            deg = graph._cache["b_matching_usable_degree"] = cb.usable_degree(
-                n, graph.indptr, graph.arc_rank()
-            )
+        deg = graph.cached(
+            "b_matching_usable_degree", lambda: cb.usable_degree(n, graph.indptr, graph.arc_rank())
+        )
         cap = cb.capacities(np.asarray(b), deg)
         if algorithm == "b_suitor":
             return cb.b_suitor(
@@ -110,36 +104,23 @@ def b_matching_edges(graph, b, algorithm="b_suitor", *, device=None, threads=Non
             return cb.local_dominant(
                 n, graph.indptr, graph.indices, graph.arc_rank(), graph.edge_order(), cap
             )
-        usable = int(np.count_nonzero(graph.edge_weight > 0))
+        usable = graph.num_usable()
         return cb.greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable, cap)
 
 
+def _check_options(algorithm, device, threads):
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    check_threads(threads)
+    wanted = get_config().device if device is None else device
+    if wanted == "gpu" and algorithm != "b_suitor":
+        raise ValueError(f"the GPU engine runs algorithm='b_suitor' only, not {algorithm!r}")
+
+
 def b_matching_result(graph, kind, edges, weight="weight", source="source", target="target"):
-    """The b-matching in the caller's types."""
-    u = graph.edge_src[edges]
-    v = graph.edge_dst[edges]
-    if kind in ("graph", "array"):
-        return u, v
-    if kind == "networkx":
-        labels = graph.labels()
-        return {(labels[a], labels[c]) for a, c in zip(u.tolist(), v.tolist())}
-    import pandas as pd
-
-    labels = label_array(graph)
-    cols = {
-        source: u if labels is None else labels.take(u),
-        target: v if labels is None else labels.take(v),
-    }
-    if weight is not None:
-        cols[weight] = graph.edge_weight[edges]
-    df = pd.DataFrame(
-        {k: np.asarray(c) if labels is None else pd.Series(c) for k, c in cols.items()}
-    )
-    if kind == "cudf":
-        import cudf
-
-        return cudf.from_pandas(df)
-    return df
+    """The b-matching in the caller's types (without a DataFrame's own rows: a new
+    frame of labels; :func:`b_matching` keeps the caller's rows)."""
+    return edges_result(Input(graph, kind, source=source, target=target, weight=weight), edges)
 
 
 def b_matching(
@@ -168,7 +149,7 @@ def b_matching(
     weight : str or None
         Edge attribute / column holding the weights (missing weights are 1).
     algorithm : "b_suitor", "local_dominant" or "greedy"
-        Parallel b-Suitor (delayed, partially sorted; seed 004), round-parallel
+        Parallel b-Suitor (delayed, partially sorted; Khan et al. 2016), round-parallel
         locally dominant edges, or the sorted sequential reference.
     device : "auto", "cpu", "gpu" or None (the config's)
         The GPU engine runs b_suitor; with "auto" the others run on the CPU.
@@ -177,86 +158,41 @@ def b_matching(
 
     Returns
     -------
-    set of (u, v) label pairs for a networkx graph; DataFrame (source, target,
-    weight) of the same library for a DataFrame; otherwise (src, dst) int32
-    arrays of vertex ids, src < dst, sorted.
+    set of (u, v) label pairs for a networkx graph; for a DataFrame, the rows of
+    the matched edges (the caller's columns, orientation and dtypes; the same
+    library); otherwise (src, dst) int32 arrays of vertex ids, src < dst, sorted.
     """
-    graph, kind = to_graph(G, weight=weight, source=source, target=target)
-    bv = b_values(graph, kind, G, b)
-    edges = b_matching_edges(graph, bv, algorithm, device=device, threads=threads)
-    return b_matching_result(graph, kind, edges, weight=weight, source=source, target=target)
+    _check_options(algorithm, device, threads)
+    inp = convert(G, weight=weight, source=source, target=target)
+    bv = b_values(inp.graph, inp.kind, G, b)
+    edges = b_matching_edges(inp.graph, bv, algorithm, device=device, threads=threads)
+    return edges_result(inp, edges)
 
 
 def is_b_matching(G, result, b, *, weight="weight", source="source", target="target"):
     """True if ``result`` (in any of b_matching's result types) is a b-matching of G:
-    edges of G, none repeated, at most b(v) at each vertex v. A wrong result gives
-    False; a bad ``b`` raises ValueError."""
-    graph, kind = to_graph(G, weight=weight, source=source, target=target)
-    bv = b_values(graph, kind, G, b)
-    n = graph.num_nodes
-    if kind in ("graph", "array"):
-        try:
-            u, v = (np.asarray(a) for a in result)
-        except (TypeError, ValueError):
-            return False
-        if (
-            u.shape != v.shape
-            or u.ndim != 1
-            or (u.size and (u.dtype.kind not in "iu" or v.dtype.kind not in "iu"))
-        ):
-            return False
-        u = u.astype(np.int64)
-        v = v.astype(np.int64)
-        if u.size and (min(u.min(), v.min()) < 0 or max(u.max(), v.max()) >= n):
-            return False
-    else:
-        if kind in ("pandas", "cudf"):
-            if hasattr(result, "to_pandas"):
-                result = result.to_pandas()
-            pairs = list(zip(result[source].tolist(), result[target].tolist()))
-        else:
-            pairs = list(result)
-        index = {x: i for i, x in enumerate(graph.labels())}
-        u = np.empty(len(pairs), np.int64)
-        v = np.empty(len(pairs), np.int64)
-        for k, (a, c) in enumerate(pairs):
-            if a not in index or c not in index:
-                return False
-            u[k] = index[a]
-            v[k] = index[c]
-    lo = np.minimum(u, v)
-    hi = np.maximum(u, v)
-    if np.any(lo == hi):
+    edges of G, none repeated, at most b(v) at each vertex v. A wrong result
+    (unknown nodes included) gives False; a bad ``b`` raises ValueError."""
+    inp = convert(G, weight=None, source=source, target=target)
+    graph = inp.graph
+    bv = b_values(graph, inp.kind, G, b)
+    try:
+        u, v = result_pairs(inp, result)
+    except ValueError:
         return False
-    k = lo * n + hi
-    if np.unique(k).shape[0] != k.shape[0]:
+    e = graph.find_edges(u, v)
+    if np.any(e < 0) or np.unique(e).shape[0] != e.shape[0]:
         return False
-    if k.size:
-        keys = graph.edge_src.astype(np.int64) * n + graph.edge_dst
-        pos = np.minimum(np.searchsorted(keys, k), max(keys.shape[0] - 1, 0))
-        if keys.shape[0] == 0 or np.any(keys[pos] != k):
-            return False
-    count = np.bincount(np.concatenate([lo, hi]), minlength=n)
+    count = np.bincount(np.concatenate([u, v]), minlength=graph.num_nodes)
     return bool(np.all(count <= bv))
 
 
 def b_matching_weight(G, result, weight="weight", source="source", target="target"):
-    """Total weight of a b-matching given in any of b_matching's result types."""
-    graph, kind = to_graph(G, weight=weight, source=source, target=target)
-    if kind in ("graph", "array"):
-        u, v = (np.asarray(a, np.int64) for a in result)
-    elif kind in ("pandas", "cudf"):
-        if hasattr(result, "to_pandas"):
-            result = result.to_pandas()
-        index = {x: i for i, x in enumerate(graph.labels())}
-        u = np.array([index[a] for a in result[source].tolist()], np.int64)
-        v = np.array([index[a] for a in result[target].tolist()], np.int64)
-    else:
-        index = {x: i for i, x in enumerate(graph.labels())}
-        pairs = list(result)
-        u = np.array([index[a] for a, _ in pairs], np.int64)
-        v = np.array([index[c] for _, c in pairs], np.int64)
-    return float(edge_weights(graph, np.minimum(u, v), np.maximum(u, v)).sum())
+    """Total weight of the edges of a b-matching given in any of b_matching's
+    result types; ValueError naming a pair that is not an edge or an unknown node."""
+    inp = convert(G, weight=weight, source=source, target=target)
+    u, v = result_pairs(inp, result)
+    return float(inp.graph.edge_weight[inp.graph.edge_ids(u, v)].sum())
 
 
 # networkx has no b-matching function to dispatch.

@@ -1,11 +1,18 @@
 """Weighted matching front end: exact (blossom) and ½-approximate algorithms."""
 
 import random
+import warnings
 
 import numpy as np
 
-from nx_gpumatch.algorithms._convert import matching_result, to_graph
-from nx_gpumatch.config import resolve_device
+from nx_gpumatch.algorithms._convert import (
+    convert,
+    edge_weights,
+    matched_pairs,
+    matching_result,
+    mate_from_result,
+)
+from nx_gpumatch.config import check_threads, get_config, resolve_device
 
 APPROXIMATE = ("suitor", "local_max", "greedy", "red_blue")
 EXACT = ("blossom",)
@@ -35,6 +42,44 @@ def _seed_int(seed):
     raise ValueError(f"seed must be None, an int or a random.Random, got {seed!r}")
 
 
+def check_options(
+    algorithm, *, maxcardinality=False, device=None, seed=None, select=None, threads=None
+):
+    """The engine options of a matching call, checked: an option that would have no
+    effect is an error, not silently ignored. Returns (algorithm, select)."""
+    if algorithm is None:
+        algorithm = "blossom"
+    if algorithm not in ALGORITHMS:
+        raise ValueError(
+            f"algorithm must be one of {ALGORITHMS} (or None for exact), got {algorithm!r}"
+        )
+    if algorithm != "red_blue" and (seed is not None or select is not None):
+        # A warning, not an error: code that passes one seed to every algorithm keeps working.
+        warnings.warn(
+            f"seed and select act on algorithm='red_blue' only; {algorithm!r} is "
+            "deterministic and ignores them",
+            UserWarning,
+            stacklevel=3,
+        )
+    if select is None:
+        select = "weighted"
+    if select not in ("weighted", "random"):
+        raise ValueError(f"select must be 'weighted' or 'random', got {select!r}")
+    if algorithm in APPROXIMATE and maxcardinality:
+        raise ValueError(f"maxcardinality=True needs the exact algorithm, not {algorithm!r}")
+    check_threads(threads)
+    if algorithm == "blossom":
+        wanted = get_config().device if device is None else device
+        if wanted == "gpu":
+            raise ValueError(
+                "the exact (blossom) algorithm has no GPU engine; use device='cpu' or 'auto', "
+                "or an approximate algorithm ('suitor', 'local_max', 'greedy', 'red_blue')"
+            )
+        if wanted not in ("auto", "cpu"):
+            resolve_device(wanted, 0)  # raises the one error for a bad device name
+    return algorithm, select
+
+
 def mate_array(
     graph,
     algorithm,
@@ -42,26 +87,28 @@ def mate_array(
     maxcardinality=False,
     device=None,
     seed=None,
-    select="weighted",
+    select=None,
     threads=None,
 ):
     """Run a matching algorithm on a :class:`Graph`; returns the mate array."""
-    if algorithm is None:
-        algorithm = "blossom"
-    if algorithm not in ALGORITHMS:
-        raise ValueError(
-            f"algorithm must be one of {ALGORITHMS} (or None for exact), got {algorithm!r}"
-        )
-    if select not in ("weighted", "random"):
-        raise ValueError(f"select must be 'weighted' or 'random', got {select!r}")
-    if algorithm in APPROXIMATE and maxcardinality:
-        raise ValueError(f"maxcardinality=True needs the exact algorithm, not {algorithm!r}")
+    algorithm, select = check_options(
+        algorithm,
+        maxcardinality=maxcardinality,
+        device=device,
+        seed=seed,
+        select=select,
+        threads=threads,
+    )
+    return _run(graph, algorithm, maxcardinality, device, seed, select, threads)
+
+
+def _run(graph, algorithm, maxcardinality, device, seed, select, threads):
+    """mate_array after check_options."""
     if algorithm == "blossom":
-        if device == "gpu":
-            raise ValueError(
-                "the exact (blossom) algorithm has no GPU engine; use device='cpu' or 'auto'"
-            )
-        return _exact(graph, maxcardinality)
+        from nx_gpumatch import cpu
+
+        with cpu.threads(threads):
+            return _exact(graph, maxcardinality)
     engine = resolve_device(device, graph.num_edges)
     if engine == "gpu":
         from nx_gpumatch.gpu import matching as gpu_matching
@@ -76,15 +123,17 @@ def mate_array(
     with cpu.threads(threads):
         if algorithm == "suitor":
             return cm.suitor(n, graph.indptr, graph.indices, graph.weights)
-        usable = int(np.count_nonzero(graph.edge_weight > 0))
+        usable = graph.num_usable()
         if algorithm == "greedy":
             return cm.greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
         if algorithm == "local_max":
-            if "sorted_adjacency" not in graph._cache:
-                graph._cache["sorted_adjacency"] = cm.sorted_adjacency(
+            adj = graph.cached(
+                "sorted_adjacency",
+                lambda: cm.sorted_adjacency(
                     n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable
-                )
-            return cm.local_max_rounds(n, *graph._cache["sorted_adjacency"])
+                ),
+            )
+            return cm.local_max_rounds(n, *adj)
         mate, _rounds = cm.red_blue(
             n, graph.indptr, graph.indices, graph.arc_rank(), _seed_int(seed), select == "weighted"
         )
@@ -109,45 +158,48 @@ def _exact(graph, maxcardinality):
 
 def max_weight_matching(
     G,
+    maxcardinality=False,
     weight="weight",
     *,
-    maxcardinality=False,
     algorithm=None,
     device=None,
     seed=None,
-    select="weighted",
+    select=None,
     threads=None,
     source="source",
     target="target",
 ):
     """Maximum-weight matching, exact or ½-approximate.
 
+    The first three parameters are networkx's, in networkx's order.
+
     Parameters
     ----------
     G : networkx.Graph, pandas/cuDF DataFrame edge list, nx_gpumatch.Graph,
         scipy sparse matrix or Matrix Market path
-    weight : str or None
-        Edge attribute / column holding the weights (missing weights are 1).
     maxcardinality : bool
         Exact only: maximum weight among maximum-cardinality matchings.
+    weight : str or None
+        Edge attribute / column holding the weights (missing weights are 1).
     algorithm : None, "blossom", "suitor", "local_max", "greedy" or "red_blue"
         None and "blossom" are exact. "suitor", "local_max" and "greedy" return the
         same matching (the greedy matching under the package's edge order), a
         ½-approximation that uses only positive-weight edges. "red_blue" is
         randomized (``seed``, ``select`` = "weighted" or "random") and maximal.
     device : "auto", "cpu", "gpu" or None (the config's)
+        The exact algorithm has no GPU engine: "gpu" raises ValueError for it.
+    seed, select : red_blue only (the other algorithms warn that they ignore them)
     threads : int or None
         Numba threads (None: the config's).
+    source, target : column names of a DataFrame edge list
 
     Returns
     -------
-    set of (u, v) label pairs for a networkx graph; DataFrame (source, target,
-    weight) of the same library for a DataFrame; otherwise an int64 ``mate``
-    array (mate[v] = partner, -1 = unmatched).
+    set of (u, v) label pairs for a networkx graph; for a DataFrame, the rows of
+    the matched edges (the caller's columns, orientation and dtypes; the same
+    library); otherwise an int64 ``mate`` array (mate[v] = partner, -1 = unmatched).
     """
-    graph, kind = to_graph(G, weight=weight, source=source, target=target)
-    mate = mate_array(
-        graph,
+    algorithm, select = check_options(
         algorithm,
         maxcardinality=maxcardinality,
         device=device,
@@ -155,7 +207,9 @@ def max_weight_matching(
         select=select,
         threads=threads,
     )
-    return matching_result(graph, kind, mate, weight=weight, source=source, target=target)
+    inp = convert(G, weight=weight, source=source, target=target)
+    mate = _run(inp.graph, algorithm, maxcardinality, device, seed, select, threads)
+    return matching_result(inp.graph, inp.kind, mate, weight=weight, inp=inp)
 
 
 def _min_weight_mate(graph):
@@ -171,86 +225,59 @@ def _min_weight_mate(graph):
     return _exact(graph.with_weights((top + 1.0) - graph.edge_weight), True)
 
 
-def min_weight_matching(G, weight="weight", *, source="source", target="target"):
+def min_weight_matching(
+    G, weight="weight", *, device=None, threads=None, source="source", target="target"
+):
     """Minimum-weight maximum-cardinality matching (exact), as networkx defines it.
 
-    Result types as for :func:`max_weight_matching`."""
-    graph, kind = to_graph(G, weight=weight, source=source, target=target)
-    return matching_result(
-        graph, kind, _min_weight_mate(graph), weight=weight, source=source, target=target
-    )
+    Result types as for :func:`max_weight_matching`; ``device="gpu"`` raises
+    ValueError (the exact algorithm has no GPU engine)."""
+    check_options(None, device=device, threads=threads)
+    inp = convert(G, weight=weight, source=source, target=target)
+    from nx_gpumatch import cpu
+
+    with cpu.threads(threads):
+        mate = _min_weight_mate(inp.graph)
+    return matching_result(inp.graph, inp.kind, mate, weight=weight, inp=inp)
 
 
-def maximal_matching(G, *, device=None, threads=None):
+def maximal_matching(G, *, device=None, threads=None, source="source", target="target"):
     """A maximal matching: the greedy matching with all edges weighing 1, i.e. edges
-    taken in (min id, max id) order."""
-    graph, kind = to_graph(G, weight=None)
-    mate = mate_array(graph.unweighted(), "suitor", device=device, threads=threads)
-    return matching_result(graph, kind, mate, weight=None)
+    taken in (min id, max id) order. Accepts the inputs of :func:`max_weight_matching`
+    (weights are ignored; a DataFrame result has the source and target columns)."""
+    check_options("suitor", device=device, threads=threads)
+    inp = convert(G, weight=None, source=source, target=target)
+    mate = mate_array(inp.graph.unweighted(), "suitor", device=device, threads=threads)
+    return matching_result(inp.graph, inp.kind, mate, weight=None, inp=inp)
 
 
 def is_matching(G, result, *, maximal=False, weight="weight", source="source", target="target"):
     """True if ``result`` (in any of the result types) is a matching of G (and
-    maximal, if asked). Raises nothing for a wrong result: returns False."""
-    graph, kind = to_graph(G, weight=weight, source=source, target=target)
-    mate = _as_mate(graph, kind, result, source, target)
-    if mate is None:
+    maximal, if asked): every pair an edge of G, no vertex twice. A result that
+    names a node or vertex id not in G, or has the wrong shape, gives False."""
+    inp = convert(G, weight=None, source=source, target=target)
+    try:
+        mate = mate_from_result(inp, result)
+    except ValueError:
         return False
-    n = graph.num_nodes
-    idx = np.arange(n)
-    m = mate >= 0
-    if np.any(mate[m] >= n) or np.any(mate[mate[m]] != idx[m]):
-        return False
-    u = idx[m]
-    v = mate[m]
-    if u.size:
-        keys = graph.edge_src.astype(np.int64) * n + graph.edge_dst
-        k = np.minimum(u, v).astype(np.int64) * n + np.maximum(u, v)
-        pos = np.searchsorted(keys, k)
-        if np.any(pos >= keys.shape[0]) or np.any(keys[np.minimum(pos, keys.shape[0] - 1)] != k):
-            return False
     if maximal:
+        graph = inp.graph
         free = mate < 0
-        rows = np.repeat(idx, np.diff(graph.indptr))
+        rows = np.repeat(np.arange(graph.num_nodes), np.diff(graph.indptr))
         if np.any(free[rows] & free[graph.indices]):
             return False
     return True
 
 
 def matching_weight(G, result, weight="weight", source="source", target="target"):
-    """Total weight of a matching given in any of the result types."""
-    from nx_gpumatch.algorithms._convert import edge_weights, matched_pairs
+    """Total weight of a matching given in any of the result types.
 
-    graph, kind = to_graph(G, weight=weight, source=source, target=target)
-    mate = _as_mate(graph, kind, result, source, target)
-    if mate is None:
-        raise ValueError("result is not a matching of G")
+    Raises ValueError naming the problem when ``result`` is not a matching of G
+    (a pair that is not an edge, an unknown node, a vertex matched twice)."""
+    inp = convert(G, weight=weight, source=source, target=target)
+    mate = mate_from_result(inp, result)
     u, v = matched_pairs(mate)
-    return float(edge_weights(graph, u, v).sum())
-
-
-def _as_mate(graph, kind, result, source, target):
-    n = graph.num_nodes
-    mate = np.full(n, -1, np.int64)
-    if kind in ("graph", "array"):
-        r = np.asarray(result)
-        return r.astype(np.int64) if r.shape == (n,) else None
-    if kind == "networkx":
-        pairs = list(result)
-    else:
-        if hasattr(result, "to_pandas"):
-            result = result.to_pandas()
-        pairs = list(zip(result[source].tolist(), result[target].tolist()))
-    index = {v: i for i, v in enumerate(graph.labels())}
-    for a, b in pairs:
-        if a not in index or b not in index:
-            return None
-        i, j = index[a], index[b]
-        if i == j or mate[i] >= 0 or mate[j] >= 0:
-            return None
-        mate[i] = j
-        mate[j] = i
-    return mate
+    return float(edge_weights(inp.graph, u, v).sum())
 
 
 # ------------------------------------------------------- networkx dispatch
@@ -266,7 +293,7 @@ def _nx_max_weight_matching(
     algorithm=None,
     device=None,
     seed=None,
-    select="weighted",
+    select=None,
 ):
     mate = mate_array(
         G, algorithm, maxcardinality=maxcardinality, device=device, seed=seed, select=select
@@ -274,11 +301,12 @@ def _nx_max_weight_matching(
     return matching_result(G, "networkx", mate)
 
 
-def _nx_maximal_matching(G):
-    return matching_result(G, "networkx", mate_array(G.unweighted(), "suitor"))
+def _nx_maximal_matching(G, *, device=None):
+    return matching_result(G, "networkx", mate_array(G.unweighted(), "suitor", device=device))
 
 
-def _nx_min_weight_matching(G, weight="weight"):
+def _nx_min_weight_matching(G, weight="weight", *, device=None):
+    check_options(None, device=device)  # "gpu" (keyword or config): exact has no GPU engine
     if G.num_edges == 0:
         return set()
     return matching_result(G, "networkx", _min_weight_mate(G))

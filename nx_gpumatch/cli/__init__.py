@@ -3,9 +3,11 @@
 
 ``nx-gpumatch`` alone runs the default job (``match``): weighted matching on a
 generated random graph, compared with networkx's exact answer.
+
+Every bad input ends the same way in every subcommand: one line
+``error: <what is wrong>`` on stderr and exit code 2, never a traceback.
 """
 
-import argparse
 import importlib
 import sys
 
@@ -23,33 +25,38 @@ COMMANDS = (
 
 
 def build_parser():
-    from nx_gpumatch.cli._common import CliError  # noqa: F401  (one error type for all)
+    from nx_gpumatch.cli._common import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="nx-gpumatch",
         description="Matching and clustering on large graphs. With no command, runs 'match'.",
     )
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", parser_class=Parser)
     for name in COMMANDS:
         importlib.import_module(f"nx_gpumatch.cli.{name}").add_command(sub)
     return parser
 
 
 def main(argv=None):
-    from nx_gpumatch.cli._common import CliError
+    import networkx as nx
+
+    from nx_gpumatch.cli._common import CliError, check_device, check_paths
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     commands = set(parser._subparsers._group_actions[0].choices)
     if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help")):
         argv.insert(0, "match")
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
+        check_paths(args)
+        check_device(args)
         if getattr(args, "threads", None) is not None:
-            import networkx as nx
-
             nx.config.backends.gpumatch.threads = args.threads
         return args.func(args)
-    except CliError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    # Errors from the library about the input (bad values, missing files, no GPU)
+    # are the user's to fix: one line, no traceback.
+    except (CliError, ValueError, RuntimeError, OSError, nx.NetworkXException) as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"error: {message}", file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ ALGORITHMS = ("b_suitor", "local_dominant", "greedy")
 
 def add_command(subparsers):
     """Add the "b-matching" subcommand to an argparse subparsers object."""
-    from nx_gpumatch.cli._common import add_graph_arguments
+    from nx_gpumatch.cli._common import add_graph_arguments, nonnegative_int
 
     p = subparsers.add_parser(
         "b-matching",
@@ -18,7 +18,11 @@ def add_command(subparsers):
     )
     add_graph_arguments(p)
     p.add_argument(
-        "--b", "-b", type=int, default=3, help="edges allowed at every vertex (default 3)"
+        "--b",
+        "-b",
+        type=nonnegative_int,
+        default=3,
+        help="edges allowed at every vertex (default 3)",
     )
     p.add_argument(
         "--algorithm", "-a", default="b_suitor", choices=ALGORITHMS, help="default b_suitor"
@@ -40,12 +44,13 @@ def run_b_matching(args):
     from tqdm import tqdm
 
     from nx_gpumatch.algorithms.b_matching import b_matching_edges, b_matching_result, is_b_matching
-    from nx_gpumatch.cli._common import load_graph
+    from nx_gpumatch.cli._common import CliError, given, load_graph
     from nx_gpumatch.config import resolve_device
 
-    if args.b < 0:
-        print("error: --b must be a non-negative integer", file=sys.stderr)
-        return 2
+    if args.input and given(args, "seed"):
+        raise CliError("--seed acts on generated graphs only (b-matching is deterministic)")
+    if args.device == "gpu" and args.algorithm != "b_suitor":
+        raise CliError(f"the GPU engine runs -a b_suitor only, not {args.algorithm!r}")
     steps = 2 + bool(args.check) + (args.output is not None)
     with tqdm(total=steps, disable=args.no_progress, leave=False, file=sys.stderr) as bar:
         t0 = time.perf_counter()
@@ -54,7 +59,7 @@ def run_b_matching(args):
         bar.update()
         engine = resolve_device(args.device, g.num_edges)
         if engine == "gpu" and args.algorithm != "b_suitor":
-            engine = "cpu"
+            engine = "cpu"  # "auto": only b_suitor has a GPU engine
         b = np.full(g.num_nodes, args.b, np.int64)
         bar.set_description(f"{args.algorithm} (first call compiles or loads kernels)")
         # The first call includes kernel loading and the edge ranking the graph

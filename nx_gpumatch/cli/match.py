@@ -4,7 +4,13 @@ graph or a file, compared with networkx's exact answer when the graph is small."
 import sys
 import time
 
-from nx_gpumatch.cli._common import add_graph_arguments, load_graph
+from nx_gpumatch.cli._common import (
+    CliError,
+    add_graph_arguments,
+    given,
+    load_graph,
+    nonnegative_int,
+)
 
 
 def add_command(sub):
@@ -19,7 +25,7 @@ def add_command(sub):
     )
     p.add_argument(
         "--compare-max-edges",
-        type=int,
+        type=nonnegative_int,
         default=20_000,
         help="compare with networkx's exact answer up to this many edges",
     )
@@ -35,6 +41,9 @@ def run_match(args):
     import nx_gpumatch as gm
     from nx_gpumatch.config import resolve_device
 
+    if args.input and given(args, "seed") and args.algorithm != "red_blue":
+        raise CliError("--seed acts on generated graphs and on -a red_blue only")
+    seed = args.seed if args.algorithm == "red_blue" else None
     steps = 3 + (args.output is not None)
     with tqdm(total=steps, disable=args.no_progress, leave=False, file=sys.stderr) as bar:
         t0 = time.perf_counter()
@@ -48,12 +57,12 @@ def run_match(args):
         # caches; the timed second call is the algorithm alone.
         t0 = time.perf_counter()
         gm.max_weight_matching(
-            g, algorithm=algo, device=args.device, seed=args.seed, threads=args.threads
+            g, algorithm=algo, device=args.device, seed=seed, threads=args.threads
         )
         t_first = time.perf_counter() - t0
         t0 = time.perf_counter()
         mate = gm.max_weight_matching(
-            g, algorithm=algo, device=args.device, seed=args.seed, threads=args.threads
+            g, algorithm=algo, device=args.device, seed=seed, threads=args.threads
         )
         t_run = time.perf_counter() - t0
         bar.update()

@@ -1,5 +1,5 @@
-"""``nx-gpumatch stable-marriage``: solve one of seed 000's generated stable
-marriage instances and report proposals per second and a stability check."""
+"""``nx-gpumatch stable-marriage``: solve one of the generated stable
+marriage instances (Manne et al. 2016) and report proposals per second and a stability check."""
 
 import sys
 import time
@@ -8,18 +8,21 @@ import time
 def add_command(subparsers):
     """Add the ``stable-marriage`` subcommand to an argparse subparsers object."""
     from nx_gpumatch.algorithms.stable_marriage import ALGORITHMS, KINDS
+    from nx_gpumatch.cli._common import nonnegative_int, positive_int
 
     p = subparsers.add_parser(
         "stable-marriage",
         help="man-optimal stable matching of a generated easy/hard instance",
         description=(
-            "Generate seed 000's 'easy' instance (each man ranks (1+eps) ln n random women, "
+            "Generate the 'easy' instance of Manne et al. 2016 (each man ranks (1+eps) ln n random women, "
             "women rank exactly their suitors) or 'hard' instance (one shared complete ranking "
             "per side), solve it, and check the result is stable."
         ),
     )
     p.add_argument("--kind", choices=KINDS, default="easy", help="instance family (default easy)")
-    p.add_argument("-n", type=int, default=1_000_000, help="men and women (default 1,000,000)")
+    p.add_argument(
+        "-n", type=nonnegative_int, default=1_000_000, help="men and women (default 1,000,000)"
+    )
     p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     p.add_argument(
         "--algorithm",
@@ -37,9 +40,14 @@ def add_command(subparsers):
     p.add_argument(
         "--sequential", action="store_true", help="CPU: the sequential algorithm instead of threads"
     )
-    p.add_argument("--threads", type=int, default=None, help="Numba threads (default: all cores)")
     p.add_argument(
-        "--repeat", type=int, default=3, help="timed solves; the median is reported (default 3)"
+        "--threads", type=positive_int, default=None, help="Numba threads (default: all cores)"
+    )
+    p.add_argument(
+        "--repeat",
+        type=positive_int,
+        default=3,
+        help="timed solves; the median is reported (default 3)",
     )
     p.add_argument("--no-check", action="store_true", help="skip the stability check")
     p.set_defaults(func=run_stable_marriage)
@@ -52,9 +60,6 @@ def run_stable_marriage(args):
     import nx_gpumatch as gm
     from nx_gpumatch.algorithms import stable_marriage as sm
 
-    if args.n < 0:
-        print("error: -n must be non-negative", file=sys.stderr)
-        return 2
     t = time.perf_counter()
     men, women = gm.stable_marriage_instance(args.kind, args.n, args.seed, threads=args.threads)
     t_gen = time.perf_counter() - t
@@ -68,13 +73,14 @@ def run_stable_marriage(args):
             prefs, args.algorithm, args.device, not args.sequential, args.threads
         )
     except (ValueError, RuntimeError) as exc:
+        # Also called without main() (tests): answer the way main does.
         print(f"error: {exc}", file=sys.stderr)
         return 2
     t = time.perf_counter()
     mate, proposals = sm.solve(prefs, algorithm=args.algorithm, engine=engine, threads=args.threads)
     t_first = time.perf_counter() - t
     times = []
-    for _ in range(max(args.repeat, 1)):
+    for _ in range(args.repeat):
         t = time.perf_counter()
         mate, proposals = sm.solve(
             prefs, algorithm=args.algorithm, engine=engine, threads=args.threads

@@ -1,0 +1,33 @@
+"""Plain-Python references written from the definitions, shared by the tests."""
+
+
+def greedy_b_matching(n, src, dst, w, b):
+    """Sorted greedy b-matching under the package's edge order: heavier first, ties
+    by the smaller (min id, max id) pair; positive weights only. Set of (u, v), u < v."""
+    edges = sorted(
+        ((float(x), min(u, v), max(u, v)) for u, v, x in zip(src, dst, w) if x > 0),
+        key=lambda t: (-t[0], t[1], t[2]),
+    )
+    left = list(b)
+    out = set()
+    for _, u, v in edges:
+        if left[u] > 0 and left[v] > 0:
+            out.add((u, v))
+            left[u] -= 1
+            left[v] -= 1
+    return out
+
+
+def greedy_mate(g):
+    """The greedy matching (b = 1) of a Graph as a mate list (-1 = unmatched)."""
+    mate = [-1] * g.num_nodes
+    pairs = greedy_b_matching(
+        g.num_nodes,
+        g.edge_src.tolist(),
+        g.edge_dst.tolist(),
+        g.edge_weight.tolist(),
+        [1] * g.num_nodes,
+    )
+    for u, v in pairs:
+        mate[u], mate[v] = v, u
+    return mate

@@ -1,0 +1,290 @@
+"""The networkx contract: registration, signatures, fallbacks, input and result
+types, and clear errors for bad input."""
+
+import importlib
+import inspect
+import subprocess
+import sys
+import warnings
+from decimal import Decimal
+from fractions import Fraction
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from networkx.utils.backends import _registered_algorithms
+
+import nx_gpumatch as gm
+from _nx_gpumatch import FUNCTIONS, get_info
+from nx_gpumatch import Graph
+from nx_gpumatch.interface import BackendInterface
+
+
+def _run_python(code):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out
+
+
+# ------------------------------------------------------------- registration
+def test_import_networkx_does_not_import_the_package():
+    out = _run_python(
+        "import sys, networkx as nx\n"
+        "assert 'gpumatch' in nx.config.backends\n"
+        "print(sorted(m for m in sys.modules if m.startswith('nx_gpumatch')))\n"
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_functions_is_the_union_of_the_dispatch_tables():
+    modules = {info["module"] for info in FUNCTIONS.values()}
+    dispatched = {}
+    for problem in modules:
+        mod = importlib.import_module(f"nx_gpumatch.algorithms.{problem}")
+        for name in mod.DISPATCH:
+            assert name not in dispatched, f"{name} dispatched by two modules"
+            dispatched[name] = problem
+    assert dispatched == {name: info["module"] for name, info in FUNCTIONS.items()}
+    assert set(get_info()["functions"]) == set(FUNCTIONS)
+    for name in FUNCTIONS:
+        assert callable(getattr(BackendInterface, name)), name
+        assert name in _registered_algorithms, f"networkx has no dispatched {name}"
+
+
+# ------------------------------------------------------------ signatures
+def _nx_parameters(name):
+    return list(inspect.signature(_registered_algorithms[name].orig_func).parameters.values())
+
+
+def _check_signature(name, func):
+    """networkx's parameters first, same names, kinds and defaults, in the same
+    order; anything else keyword-only after them (as in nx-cugraph's API test)."""
+    theirs = _nx_parameters(name)
+    ours = list(inspect.signature(func).parameters.values())
+    assert len(ours) >= len(theirs), (name, ours, theirs)
+    for a, b in zip(ours, theirs):
+        assert (a.name, a.kind, a.default) == (b.name, b.kind, b.default), (name, a, b)
+    for extra in ours[len(theirs) :]:
+        assert extra.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD), (
+            f"{name}: extra parameter {extra.name!r} must be keyword-only"
+        )
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_dispatched_signatures_match_networkx(name):
+    _check_signature(name, getattr(BackendInterface, name))
+    assert getattr(BackendInterface, name).__name__ == name  # errors name networkx's function
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_package_functions_named_like_networkx_match_its_signature(name):
+    func = getattr(gm, name, None)
+    if func is None:
+        pytest.skip(f"nx_gpumatch has no public {name}")
+    _check_signature(name, func)
+
+
+def test_positional_arguments_in_networkx_order():
+    G = nx.Graph([(0, 1, {"w": 1}), (1, 2, {"w": 5}), (2, 3, {"w": 1})])
+    assert gm.max_weight_matching(G, True, "w") == {(0, 1), (2, 3)}
+    assert {frozenset(e) for e in gm.max_weight_matching(G, False, "w")} == {frozenset((1, 2))}
+    assert {frozenset(e) for e in gm.min_weight_matching(G, "w")} == {
+        frozenset((0, 1)),
+        frozenset((2, 3)),
+    }
+    with pytest.raises(TypeError, match=r"^max_weight_matching\(\)"):
+        nx.max_weight_matching(G, backend="gpumatch", no_such_option=1)
+
+
+# --------------------------------------------------------------- fallback
+@pytest.mark.parametrize(
+    "weights",
+    [
+        [Decimal("1.5"), Decimal("2.5"), Decimal("1.5")],
+        [Fraction(1, 3), Fraction(2, 3), Fraction(1, 3)],
+        [2**60 + 1, 2**61, 2**60 + 1],
+        [True, True, False],
+    ],
+    ids=["decimal", "fraction", "int-beyond-2**53", "bool"],
+)
+def test_weights_the_backend_cannot_hold_fall_back_to_networkx(weights):
+    G = nx.Graph()
+    for (u, v), w in zip([(0, 1), (1, 2), (2, 3)], weights):
+        G.add_edge(u, v, weight=w)
+    reason = BackendInterface.can_run("max_weight_matching", (G,), {})
+    assert isinstance(reason, str) and reason, reason
+    assert isinstance(BackendInterface.can_run("min_weight_matching", (G, "weight"), {}), str)
+    assert BackendInterface.can_run("max_weight_matching", (G,), {"weight": None}) is True
+    expect = nx.max_weight_matching(G, backend="networkx")
+    with nx.config(backend_priority=["gpumatch"]):
+        assert nx.max_weight_matching(G) == expect
+        assert nx.min_weight_matching(G) == nx.min_weight_matching(G, backend="networkx")
+    # the package itself takes exact values and refuses to round the others
+    if all(float(w) == w for w in weights) and not isinstance(weights[0], bool):
+        assert gm.max_weight_matching(G, algorithm="greedy") == {(1, 2)}
+    else:
+        with pytest.raises(ValueError, match="exact float64|real numbers"):
+            gm.max_weight_matching(G, algorithm="greedy")
+
+
+def test_plain_weights_run_on_the_backend():
+    G = nx.path_graph(4)
+    assert BackendInterface.can_run("max_weight_matching", (G,), {}) is True
+    G.add_edge(3, 4, weight=2**53)
+    assert BackendInterface.can_run("max_weight_matching", (G,), {}) is True
+    G.add_edge(4, 5, weight=float("nan"))  # bad input: a clear error, not networkx's guess
+    assert BackendInterface.can_run("max_weight_matching", (G,), {}) is True
+    with pytest.raises(ValueError, match="finite"):
+        nx.max_weight_matching(G, backend="gpumatch")
+
+
+def test_integer_weights_beyond_2_53_never_rounded():
+    # float64 makes these two weights equal; the edge order would then pick (0, 1)
+    src, dst, w = [0, 1], [1, 2], np.array([2**60, 2**60 + 1], np.int64)
+    with pytest.raises(ValueError, match="exact float64"):
+        Graph.from_arrays(src, dst, w)
+    df = pd.DataFrame({"source": src, "target": dst, "weight": w})
+    with pytest.raises(ValueError, match="exact float64"):
+        gm.max_weight_matching(df, algorithm="suitor")
+
+
+def test_cache_reuse_note_is_silenced_for_this_backend():
+    out = _run_python(
+        "import warnings, networkx as nx\n"
+        "warnings.simplefilter('always')\n"
+        "import nx_gpumatch.interface\n"
+        "G = nx.path_graph(6)\n"
+        "with warnings.catch_warnings(record=True) as rec:\n"
+        "    for _ in range(3):\n"
+        "        nx.maximal_matching(G, backend='gpumatch')\n"
+        "        nx.max_weight_matching(G, backend='gpumatch', algorithm='suitor')\n"
+        "print(len([r for r in rec if 'cache' in str(r.message)]))\n"
+    )
+    assert out.stdout.strip() == "0"
+
+
+# ------------------------------------------------------ DataFrames in and out
+def test_dataframe_without_weight_column_weighs_one():
+    df = pd.DataFrame({"a": [0, 1, 2], "b": [1, 2, 3]})
+    out = gm.max_weight_matching(df, algorithm="suitor", source="a", target="b")
+    assert list(out.columns) == ["a", "b"]
+    assert {frozenset(r) for r in out.itertuples(index=False)} == {
+        frozenset((0, 1)),
+        frozenset((2, 3)),
+    }
+    assert gm.matching_weight(df, out, source="a", target="b") == 2.0
+
+
+def test_dataframe_results_keep_columns_orientation_and_dtypes():
+    # edges written "backwards" (source > target) and an int weight column
+    df = pd.DataFrame(
+        {
+            "to": np.array([10, 30, 30], np.int64),
+            "frm": np.array([20, 20, 40], np.int64),
+            "cost": np.array([3, 5, 3], np.int64),
+            "other": ["x", "y", "z"],
+        }
+    )
+    for out in (
+        gm.max_weight_matching(df, weight="cost", algorithm="suitor", source="frm", target="to"),
+        gm.max_weight_matching(df, weight="cost", source="frm", target="to"),
+        gm.b_matching(df, 1, weight="cost", source="frm", target="to"),
+    ):
+        assert list(out.columns) == ["frm", "to", "cost"]
+        assert out["frm"].dtype == np.int64 and out["to"].dtype == np.int64
+        assert out["cost"].dtype == np.int64
+        rows = set(map(tuple, out.to_numpy().tolist()))
+        assert rows <= set(map(tuple, df[["frm", "to", "cost"]].to_numpy().tolist()))
+    best = gm.max_weight_matching(df, weight="cost", source="frm", target="to")
+    assert set(map(tuple, best.to_numpy().tolist())) == {(20, 10, 3), (40, 30, 3)}
+
+
+def test_maximal_matching_takes_dataframes_like_the_others():
+    df = pd.DataFrame({"u": ["a", "b", "c"], "v": ["b", "c", "d"]})
+    out = gm.maximal_matching(df, source="u", target="v")
+    assert list(out.columns) == ["u", "v"]
+    assert gm.is_matching(df, out, maximal=True, source="u", target="v")
+    G = nx.from_pandas_edgelist(df, "u", "v")
+    assert nx.is_maximal_matching(G, set(map(tuple, out.to_numpy().tolist())))
+
+
+# -------------------------------------------------------------- validation
+def test_weight_of_a_non_edge_names_the_pair():
+    G = nx.path_graph(4)
+    with pytest.raises(ValueError, match=r"\(0, 2\) is not an edge"):
+        gm.matching_weight(G, {(0, 2)})
+    with pytest.raises(ValueError, match=r"\(0, 3\) is not an edge"):
+        gm.b_matching_weight(G, {(0, 1), (0, 3)})
+    g = Graph.from_networkx(G)
+    with pytest.raises(ValueError, match=r"\(0, 2\) is not an edge"):
+        gm.matching_weight(g, np.array([2, -1, 0, -1]))
+    with pytest.raises(ValueError, match="not a node"):
+        gm.matching_weight(G, {(0, 99)})
+    assert not gm.is_matching(G, {(0, 2)})
+
+
+def test_is_matching_rejects_ids_outside_the_graph():
+    g = Graph.from_networkx(nx.path_graph(4))
+    assert gm.is_matching(g, np.array([1, 0, 3, 2]))
+    assert not gm.is_matching(g, np.array([1, 0, -5, -1]))
+    assert not gm.is_matching(g, np.array([1, 0, 7, -1]))
+    assert not gm.is_matching(g, np.array([1.0, 0.0, -1.0, -1.0]))
+    assert not gm.is_matching(nx.path_graph(4), {(0, 1), (2, "x")})
+    assert not gm.is_b_matching(g, (np.array([0]), np.array([-5])), 1)
+
+
+@pytest.mark.parametrize(
+    "kwargs, msg",
+    [
+        ({"src": [0, 1], "dst": [1, 2], "nodes": ["a", "b", "a"]}, "unique"),
+        ({"src": [0.0, np.nan], "dst": [1.0, 2.0]}, "NaN"),
+        ({"src": [0, 2**40], "dst": [1, 2]}, "relabel"),
+        ({"src": [0], "dst": [1], "num_nodes": -1}, "num_nodes"),
+        ({"src": [0], "dst": [1], "num_nodes": 2**40}, "2\\*\\*31"),
+    ],
+    ids=["duplicate-labels", "nan-ids", "huge-ids", "negative-n", "huge-n"],
+)
+def test_array_input_errors_are_clear(kwargs, msg):
+    with pytest.raises(ValueError, match=msg):
+        Graph.from_arrays(**kwargs)
+
+
+def test_dataframe_with_missing_ids_is_an_error():
+    df = pd.DataFrame({"source": [0.0, np.nan], "target": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="missing vertex id"):
+        gm.max_weight_matching(df, algorithm="suitor")
+
+
+def test_options_that_would_not_act_are_errors():
+    G = nx.path_graph(4)
+    with pytest.warns(UserWarning, match="red_blue"):
+        gm.max_weight_matching(G, algorithm="suitor", seed=1)
+    with pytest.warns(UserWarning, match="red_blue"):
+        gm.max_weight_matching(G, algorithm="greedy", select="random")
+    with pytest.warns(UserWarning, match="red_blue"):
+        gm.max_weight_matching(G, seed=1)  # exact
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gm.max_weight_matching(G, algorithm="red_blue", seed=1, select="random")
+    with pytest.raises(ValueError, match="threads must be a positive int"):
+        gm.max_weight_matching(G, algorithm="suitor", threads=0)
+    with pytest.raises(ValueError, match="threads must be a positive int"):
+        gm.b_matching(G, 1, threads=0)
+    with pytest.raises(ValueError, match="threads must be a positive int"):
+        nx.config.backends.gpumatch.threads = 0
+
+
+def test_gpu_request_for_exact_matching_says_it_has_no_gpu_engine():
+    G = nx.path_graph(4)
+    for call in (
+        lambda: gm.max_weight_matching(G, device="gpu"),
+        lambda: gm.min_weight_matching(G, device="gpu"),
+    ):
+        with pytest.raises(ValueError, match="no GPU engine"):
+            call()
+    with nx.config.backends.gpumatch(device="gpu"):
+        with pytest.raises(ValueError, match="no GPU engine"):
+            gm.max_weight_matching(G)
+        with pytest.raises(ValueError, match="no GPU engine"):
+            nx.max_weight_matching(G, backend="gpumatch")
