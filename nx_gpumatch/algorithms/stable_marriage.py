@@ -514,9 +514,10 @@ def greedy_matching_smi(
     matching, so this equals ``max_weight_matching(G, algorithm="greedy")``.
     Returns the same result types as that function.
     """
-    from nx_gpumatch.algorithms._convert import matching_result, to_graph
+    from nx_gpumatch.algorithms._convert import convert, matching_result
 
-    graph, kind = to_graph(G, weight=weight)
+    inp = convert(G, weight=weight)
+    graph = inp.graph
     men, women = _graph_smi(graph)
     mate = stable_marriage(
         men, women, algorithm=algorithm, device=device, parallel=parallel, threads=threads
@@ -524,4 +525,4 @@ def greedy_matching_smi(
     matched = mate >= 0
     if np.any(mate[mate[matched]] != np.flatnonzero(matched)):
         raise RuntimeError("stable matching of the graph's SMI instance is not symmetric")
-    return matching_result(graph, kind, mate, weight=weight)
+    return matching_result(graph, inp.kind, mate, weight=weight, inp=inp)

@@ -112,7 +112,7 @@ def main(argv):
                 return m
 
             def ours_cold():
-                g._cache.clear()  # forget the edge ranking: it is recomputed inside
+                g.clear_cache()  # forget the edge ranking: it is recomputed inside
                 return b_matching_edges(g, bv, "b_suitor", device="cpu")
 
             (t_nk, t_us), _ = _alternate([nk_cold, ours_cold], r)

@@ -21,8 +21,9 @@ def threads(n=None):
     """
     import numba
 
-    from nx_gpumatch.config import get_config
+    from nx_gpumatch.config import check_threads, get_config
 
+    check_threads(n)
     if n is None:
         n = get_config().threads
     if n is None:

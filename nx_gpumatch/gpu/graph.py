@@ -156,10 +156,9 @@ def device_graph(graph, backend):
         if graph.backend != backend:
             raise ValueError(f"graph lives on backend {graph.backend!r}, not {backend!r}")
         return graph
-    key = ("device_graph", backend)
-    dg = graph._cache.get(key)
-    if dg is None:
-        factory = graph._cache.get("device_graph_factory")
-        dg = factory(backend) if factory is not None else DeviceGraph.from_graph(graph, backend)
-        graph._cache[key] = dg
-    return dg
+
+    def build():
+        factory = graph.cached("device_graph_factory", lambda: None)
+        return factory(backend) if factory is not None else DeviceGraph.from_graph(graph, backend)
+
+    return graph.cached(("device_graph", backend), build)

@@ -121,5 +121,5 @@ def from_nx_cugraph(G, weight="weight", default=1.0):
             ww = np.full(src.shape[0], float(ww))
         return DeviceGraph.from_coo(backend, n, src, dst, ww)
 
-    g._cache[DEVICE_FACTORY] = device
+    g.cached(DEVICE_FACTORY, lambda: device)
     return g
