@@ -1,6 +1,8 @@
-"""Parallel Louvain community detection on the CPU (seed 000, paper III).
+"""Parallel Louvain community detection on the CPU.
 
-One level = modularity optimisation + aggregation, as in the GPU algorithm:
+The method is Blondel, Guillaume, Lambiotte, Lefebvre 2008; the level layout
+(degree buckets, commit batches) follows the GPU Louvain of Naim, Manne,
+Halappanavar, Tumeo 2017. One level = modularity optimisation + aggregation:
 
 * Optimisation sweeps the vertices degree bucket by degree bucket (the GPU's
   thread groups). A bucket is cut into commit batches: the moves of a batch's
@@ -15,9 +17,10 @@ One level = modularity optimisation + aggregation, as in the GPU algorithm:
   singleton may join a singleton of the same batch only if that one has the
   lower priority, so two singletons never swap. After the first sweep only
   vertices with a neighbour that moved are looked at again.
-* Sweeps end when one gains at most the threshold (seed 000: a coarse one on
-  large levels), moves nothing, or after MAX_SWEEPS; a sweep that lowers
-  modularity is undone. Modularity is kept up to date move by move (inner
+* Sweeps end when one gains at most the sweep tolerance (SWEEP_TOL, or the
+  coarse one on large levels), moves nothing, or after MAX_SWEEPS; a sweep
+  that lowers modularity is undone. The caller's ``threshold`` is networkx's:
+  it only decides whether another level follows. Modularity is kept up to date move by move (inner
   weight and squared community degrees), not recomputed.
 * Aggregation numbers the non-empty communities by a prefix sum and merges
   each community's arcs in a sparse accumulator.
@@ -44,10 +47,16 @@ from nx_gpumatch.cpu.random import mix64
 # with a shared-memory hash table, a block with a global one.
 MOVE_BUCKETS = np.array([4, 8, 16, 32, 84, 319], np.int64)
 
-# A level stops after this many sweeps even if it still gains (NetworKit's PLM
-# caps its sweeps too): on levels that keep gaining a little, the next, smaller
-# level goes on at a fraction of the cost.
-MAX_SWEEPS = 16
+# A level's sweeps end once one gains at most this much modularity (networkx
+# sweeps until nothing moves; this only trims a tail of negligible moves).
+SWEEP_TOL = 1e-7
+
+# Safety cap on the sweeps of one level. It must be high: on noisy community
+# structure a level can creep for dozens of sweeps (small clusters slowly
+# coalescing) before its communities snowball; a low cap freezes those small
+# clusters into the next level's vertices and loses up to a third of the
+# modularity. Each sweep strictly raises modularity, so the loop ends anyway.
+MAX_SWEEPS = 1000
 
 # A commit batch holds about BATCH_FRACTION * (movable vertices) arcs, which
 # keeps the mean number of neighbours a vertex has in its own batch (whose
@@ -149,7 +158,7 @@ def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
             v = verts[lo + t]
             A += indptr[v + 1] - indptr[v]
         cap = max_arcs if max_batches <= 0 else max(max_arcs, (A + max_batches - 1) // max_batches)
-        if sweep == 0:
+        if sweep == 0 or cap <= 1:  # cap 1: one vertex at a time, every sweep
             arcs = 0
             last = -1
             for t in range(S):
@@ -550,9 +559,10 @@ def optimise(
 
     Each sweep visits the degree buckets in turn, every bucket cut into commit
     batches (see :func:`sweep_schedule`); a vertex is looked at again only
-    after a neighbour has moved. Sweeps stop once one gains at most
-    ``threshold`` or moves nothing; a sweep that lowers modularity (moves
-    made together can) is undone.
+    after a neighbour has moved. Sweeps stop once one over all vertices gains
+    at most ``threshold`` (the sweep tolerance) or moves nothing. A sweep that lowers
+    modularity (moves made together can) is undone and the level goes on one
+    vertex at a time.
     Returns (comm, modularity, moves, sweeps).
     """
     n = indptr.shape[0] - 1
@@ -574,9 +584,12 @@ def optimise(
     keep_size = np.empty_like(size)
     total = 0
     sweeps = 0
+    all_active = True
     while sweeps < max_sweeps:
         sverts, bat, batch = sweep_schedule(bptr, verts, indptr, batch_arcs, max_batches, sweeps)
         sweeps += 1
+        full = all_active  # does this sweep look at every vertex?
+        all_active = False
         keep_comm[:] = comm
         keep_a[:] = a
         keep_size[:] = size
@@ -642,7 +655,14 @@ def optimise(
             inner += dinner
             moved += cnt
         if moved == 0:
-            break
+            if full:
+                break
+            # Vertices not next to a move were skipped, yet moves elsewhere
+            # changed the community degrees their gains depend on: the level
+            # ends only after a sweep over all of them.
+            active[:] = 1
+            all_active = True
+            continue
         q_new = inner / m2 - resolution * sq / (m2 * m2)
         if q_new < q:
             comm[:] = keep_comm
@@ -650,12 +670,23 @@ def optimise(
             size[:] = keep_size
             sq = keep_sq
             inner = keep_inner
-            break
+            if batch_arcs <= 1:
+                break  # one vertex at a time lost modularity: only rounding can
+            # Moves made together undid each other: go on one vertex at a time,
+            # which gains whenever it moves, rather than stopping short.
+            batch_arcs = 1
+            max_batches = 0
+            active[:] = 1
+            all_active = True
+            continue
         total += moved
         gain = q_new - q
         q = q_new
         if gain <= threshold:
-            break
+            if full:
+                break
+            active[:] = 1
+            all_active = True
     return comm, q, total, sweeps
 
 
@@ -807,6 +838,17 @@ def carry_order(order, newid, K):
 
 
 # ------------------------------------------------------------- the driver
+def sweep_tolerance(nv, threshold, coarse_threshold, fine_below):
+    """Gain at which the sweeps of a level with nv vertices stop: SWEEP_TOL
+    (or less when the caller's threshold is smaller), the coarse tolerance on
+    levels of at least ``fine_below`` vertices. Not the caller's threshold
+    itself: in networkx that is the gain a whole level needs for another one
+    to follow, and ending sweeps there stops levels far from their optimum."""
+    if nv >= fine_below:
+        return coarse_threshold
+    return min(threshold, SWEEP_TOL)
+
+
 def batch_limits(n_active, arcs, batch_fraction, max_batches, sequential_arcs=SEQUENTIAL_ARCS):
     """(max_arcs, max_batches) of the commit batches at a level with n_active
     movable vertices and ``arcs`` arcs: one vertex at a time on levels small
@@ -880,8 +922,8 @@ def louvain_levels(
     partition after the level and ``info`` a dict (``vertices``, ``edges`` of
     the level's graph, ``modularity`` after it, ``moves``, ``sweeps``).
 
-    A level whose graph has at least ``fine_below`` vertices ends its sweeps at
-    ``coarse_threshold``, smaller ones at ``threshold``. The first level is
+    A level's sweeps end once one gains at most :func:`sweep_tolerance`
+    (``coarse_threshold`` on levels of at least ``fine_below`` vertices). The first level is
     always yielded, later ones only if they moved something; the method stops
     once a level gains at most ``threshold``. ``order`` (a permutation; default
     by id) orders each bucket and breaks ties. The next keywords tune the
@@ -929,7 +971,7 @@ def louvain_levels(
         maxdeg = int(deg.max()) if nv else 0
         pos, nchunks = _thread_rows(pos)
         _, buf_c, buf_j, buf_w = move_scratch(pos.shape[0], 0, maxdeg)
-        thr = coarse_threshold if nv >= fine_below else threshold
+        thr = sweep_tolerance(nv, threshold, coarse_threshold, fine_below)
         max_arcs, nbatch = batch_limits(
             int(np.count_nonzero(deg)),
             int(indices.shape[0]),
