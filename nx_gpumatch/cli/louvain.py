@@ -11,7 +11,7 @@ def add_command(subparsers):
 
     p = subparsers.add_parser(
         "louvain",
-        help="Louvain community detection (seed 000's GPU algorithm and its CPU counterpart)",
+        help="Louvain community detection (parallel CPU engine, or CUDA kernels on a GPU)",
         description=(
             "Run the Louvain method on a generated graph or an .mtx / edge-list .csv file and print "
             "each level (vertices, edges, modularity, sweeps) and the final partition."
