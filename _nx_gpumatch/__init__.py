@@ -24,7 +24,7 @@ FUNCTIONS = {
     },
     "louvain_communities": {
         "module": "louvain",
-        "additional_docs": "Parallel degree-bucketed Louvain (CPU, or CUDA kernels on a GPU); the partition does not depend on the thread count. Large levels stop at the config's louvain_coarse_threshold.",
+        "additional_docs": "Parallel degree-bucketed Louvain (CPU, or CUDA kernels on a GPU); the partition does not depend on the thread count. Levels sweep to a local optimum (config louvain_coarse_threshold may stop large ones earlier).",
         "additional_parameters": {
             "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."
         },

@@ -33,7 +33,7 @@ def add_command(subparsers):
         "--coarse-threshold",
         type=float,
         default=None,
-        help="sweep threshold of large levels (default: config, 1e-2)",
+        help="sweep tolerance of large levels (default: config, 1e-7)",
     )
     a.add_argument(
         "--fine-below",

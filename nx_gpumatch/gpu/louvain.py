@@ -85,7 +85,7 @@ def louvain_levels(
     *,
     resolution=1.0,
     threshold=1e-7,
-    coarse_threshold=1e-2,
+    coarse_threshold=1e-7,
     fine_below=100_000,
     order=None,
     batch_fraction=cl.BATCH_FRACTION,
