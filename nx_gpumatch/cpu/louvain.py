@@ -37,6 +37,9 @@ where a_C is the summed degree of community C and e_vC the weight of v's
 edges into C. Modularity is networkx's, self-loops included.
 """
 
+import types
+
+import numba
 import numpy as np
 from numba import get_thread_id, njit, prange
 
@@ -459,29 +462,10 @@ def _commit(verts, lo, hi, newc, comm, a, size, k, change):
 
 
 @njit(cache=True)
-def _intra_one(v, indptr, indices, w, loop, comm):
-    c = comm[v]
-    s = 0.0
-    for p in range(indptr[v], indptr[v + 1]):
-        if comm[indices[p]] == c:
-            s += w[p]
-    return s + 2.0 * loop[v]
-
-
-@njit(cache=True, parallel=True)
-def _intra(indptr, indices, w, loop, comm, out):
-    """out[v] = weight of v's arcs inside its community plus twice its self-loop."""
-    n = indptr.shape[0] - 1
-    for v in prange(n):
-        out[v] = _intra_one(v, indptr, indices, w, loop, comm)
-
-
-@njit(cache=True)
-def _sum(x):
-    s = 0.0
-    for i in range(x.shape[0]):
-        s += x[i]
-    return s
+def _copy(src, dst):
+    # a loop: numba's dst[:] = src compiles its error messages for seconds
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
 
 
 @njit(cache=True)
@@ -493,12 +477,13 @@ def _sum_sq(x):
 
 
 @njit(cache=True)
-def level_modularity(indptr, indices, w, loop, comm, a, m2, resolution):
-    """networkx's modularity of the partition comm of this level's graph."""
-    n = indptr.shape[0] - 1
-    intra = np.empty(n, np.float64)
-    _intra(indptr, indices, w, loop, comm, intra)
-    return _sum(intra) / m2 - resolution * _sum_sq(a) / (m2 * m2)
+def singleton_modularity(loop, k, m2, resolution):
+    """networkx's modularity of the partition into single vertices: only
+    self-loops are inner (each counted twice, as in the degrees)."""
+    inner = 0.0
+    for v in range(loop.shape[0]):
+        inner += 2.0 * loop[v]
+    return inner / m2 - resolution * _sum_sq(k) / (m2 * m2)
 
 
 @njit(cache=True)
@@ -566,7 +551,9 @@ def optimise(
     Returns (comm, modularity, moves, sweeps).
     """
     n = indptr.shape[0] - 1
-    comm = np.arange(n).astype(np.int32)
+    comm = np.empty(n, np.int32)
+    for v in range(n):
+        comm[v] = v
     a = k.copy()
     size = np.ones(n, np.int32)
     newc = comm.copy()
@@ -586,13 +573,15 @@ def optimise(
     sweeps = 0
     all_active = True
     while sweeps < max_sweeps:
-        sverts, bat, batch = sweep_schedule(bptr, verts, indptr, batch_arcs, max_batches, sweeps)
+        sverts, bat, batch = sweep_schedule(
+            bptr, verts, indptr, np.int64(batch_arcs), np.int64(max_batches), np.int64(sweeps)
+        )
         sweeps += 1
         full = all_active  # does this sweep look at every vertex?
         all_active = False
-        keep_comm[:] = comm
-        keep_a[:] = a
-        keep_size[:] = size
+        _copy(comm, keep_comm)
+        _copy(a, keep_a)
+        _copy(size, keep_size)
         keep_sq = sq
         keep_inner = inner
         moved = 0
@@ -665,9 +654,9 @@ def optimise(
             continue
         q_new = inner / m2 - resolution * sq / (m2 * m2)
         if q_new < q:
-            comm[:] = keep_comm
-            a[:] = keep_a
-            size[:] = keep_size
+            _copy(keep_comm, comm)
+            _copy(keep_a, a)
+            _copy(keep_size, size)
             sq = keep_sq
             inner = keep_inner
             if batch_arcs <= 1:
@@ -721,12 +710,6 @@ def renumber(comm):
         members[fill[x]] = v
         fill[x] += 1
     return newid, K, ptr, members
-
-
-@njit(cache=True, parallel=True)
-def _gather(values, idx, out):
-    for i in prange(idx.shape[0]):
-        out[i] = values[idx[i]]
 
 
 @njit(cache=True, parallel=True)
@@ -799,7 +782,8 @@ def aggregate(comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchun
     count = np.empty(K, np.int64)
     loop2 = np.empty(K, np.float64)
     cx = np.empty(comm.shape[0], np.int32)
-    _gather(newid, comm, cx)
+    for v in range(comm.shape[0]):
+        cx[v] = newid[comm[v]]
     _merge(
         chunks, ptr, members, cx, indptr, indices, w, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2
     )
@@ -811,13 +795,6 @@ def aggregate(comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchun
     k2 = np.empty(K, np.float64)
     _compact(K, ub_ptr, count, tmp_c, tmp_w, indptr2, indices2, w2, loop2, k2)
     return indptr2, indices2, w2, loop2, k2
-
-
-@njit(cache=True, parallel=True)
-def relabel(labels, comm, newid):
-    """labels[v] = newid[comm[labels[v]]]: original vertices follow their community."""
-    for v in prange(labels.shape[0]):
-        labels[v] = newid[comm[labels[v]]]
 
 
 @njit(cache=True)
@@ -959,11 +936,13 @@ def louvain_levels(
         prio[order] = np.arange(n, dtype=np.int32)
     pos = np.full((0, n), -1, np.int32)
     labels = np.arange(n, dtype=np.int32)
-    q = (
-        level_modularity(indptr, indices, w, loop, labels, k, m2, float(resolution))
-        if q0 is None
-        else float(q0)
-    )
+    q = singleton_modularity(loop, k, m2, float(resolution)) if q0 is None else float(q0)
+    # Graphs too small for threads run kernels compiled without them: a first
+    # call then compiles no parallel kernel (most of a cold start).
+    par_floor = PARALLEL_MIN_ARCS if parallel_min_arcs is None else parallel_min_arcs
+    threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(sequential_arcs, par_floor)
+    run_level = optimise if threaded else optimise_1
+    merge_level = aggregate if threaded else aggregate_1
     level = first_level
     while True:
         nv = indptr.shape[0] - 1
@@ -982,7 +961,7 @@ def louvain_levels(
         par_min = parallel_min_arcs
         if par_min is None:
             par_min = parallel_min_arcs_now() if max_arcs > 1 else PARALLEL_MIN_ARCS
-        comm, q_new, moves, sweeps = optimise(
+        comm, q_new, moves, sweeps = run_level(
             indptr,
             indices,
             w,
@@ -1008,8 +987,7 @@ def louvain_levels(
         if level > 0 and moves == 0:
             return
         newid, K, ptr, members = renumber(comm)
-        labels = labels.copy()
-        relabel(labels, comm, newid)
+        labels = newid[comm[labels]]  # original vertices follow their community
         yield (
             labels,
             {
@@ -1024,8 +1002,33 @@ def louvain_levels(
             return
         q = q_new
         pos, nchunks = _thread_rows(pos)  # the caller may have changed the thread count
-        indptr, indices, w, loop, k = aggregate(
+        indptr, indices, w, loop, k = merge_level(
             comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchunks
         )
         order, prio = carry_order(order, newid, K)
         level += 1
+
+
+# ------------------------------------------------------------ serial twins
+def _serial_twin(f, name, **callees):
+    """f's code compiled without threads (prange runs as range), calling the
+    given twins in place of its parallel callees. Same code, same order of
+    float operations, same results; small graphs then compile no parallel
+    kernel."""
+    py = f.py_func
+    fn = types.FunctionType(py.__code__, dict(py.__globals__, **callees), name, py.__defaults__)
+    fn.__qualname__ = name  # names the cache file
+    return njit(cache=True)(fn)
+
+
+_compute_moves_1 = _serial_twin(_compute_moves, "_compute_moves_1")
+_scan_moves_1 = _serial_twin(_scan_moves, "_scan_moves_1")
+optimise_1 = _serial_twin(
+    optimise, "optimise_1", _compute_moves=_compute_moves_1, _scan_moves=_scan_moves_1
+)
+aggregate_1 = _serial_twin(
+    aggregate,
+    "aggregate_1",
+    _merge=_serial_twin(_merge, "_merge_1"),
+    _compact=_serial_twin(_compact, "_compact_1"),
+)

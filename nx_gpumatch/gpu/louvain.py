@@ -5,7 +5,12 @@ a CUDA device (``backend="cupy"``) and on the CPU in emulation
 (``backend="emulate"``). The rules and the sweep schedule (degree buckets,
 commit batches, vertex order) are the CPU engine's: the schedule itself is
 computed on the host by the same functions, and on weights whose sums are
-exact (integers) the partition equals the CPU engine's.
+exact (integers) the partition equals the CPU engine's. With float weights
+the device adds community degrees and merged edge weights with atomics in
+thread order, so sums may differ in their last bits from run to run and from
+the CPU engine; a near-tie may then go the other way. What holds on floats:
+the same rules, a partition of all vertices, and the reported modularity
+being that of the returned partition.
 
 Per level: modularity optimisation (per batch a computeMove launch sized to
 the bucket's degrees and a commit launch; per sweep one launch recomputing
@@ -125,16 +130,7 @@ def louvain_levels(
         order = np.ascontiguousarray(order, dtype=np.int32)
         prio = np.empty(n, np.int32)
         prio[order] = np.arange(n, dtype=np.int32)
-    q = cl.level_modularity(
-        indptr,
-        np.ascontiguousarray(indices, np.int32),
-        w,
-        loop,
-        np.arange(n, dtype=np.int32),
-        k,
-        m2,
-        float(resolution),
-    )
+    q = cl.singleton_modularity(loop, k, m2, float(resolution))
     g = _Level(
         xp,
         xp.asarray(indptr),
