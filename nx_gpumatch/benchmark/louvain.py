@@ -2,7 +2,7 @@
 
 ``python -m nx_gpumatch.benchmark louvain [--repeat R] [--threads T]
 [--nx-n 100000 --nx-m 800000] [--plm-n 1000000 --plm-m 8000000]
-[--skip-networkx] [--skip-plm] [--device cpu|gpu]``
+[--planted N] [--skip-networkx] [--skip-plm] [--device cpu|gpu]``
 
 (1) networkx's ``louvain_communities`` (one run: it is slow) against ours on
 the same networkx graph through the dispatcher (``backend="gpumatch"``), once
@@ -115,20 +115,29 @@ def vs_networkx(n, m, repeat, threads, device):
     return t_nx / t_disp, q_disp / q_nx
 
 
-def vs_plm(n, m, repeat, threads, device):
+def _planted(n):
+    """Weighted planted partition: 40 communities of skewed sizes, about 9 inner
+    and 7 outer neighbours per vertex, weights uniform in [0.5, 1.5)."""
+    from nx_gpumatch.generators import planted_partition
+
+    return planted_partition(n, 40, 9, 7, seed=1)[0]
+
+
+def vs_plm(n, m, repeat, threads, device, planted=False):
     import networkit as nk
 
     import nx_gpumatch as gm
 
-    g = _graph(n, m)
+    g = _planted(n) if planted else _graph(n, m)
     nkG = networkit_graph(g)
     if threads is None:
         import numba
 
         threads = numba.get_num_threads()  # ours uses all of Numba's threads
     nk.setNumberOfThreads(threads)
+    kind = "weighted planted partition" if planted else "random graph"
     print(
-        f"NetworKit PLM(refine=False) vs nx_gpumatch, random graph n={g.num_nodes} m={g.num_edges}, "
+        f"NetworKit PLM(refine=False) vs nx_gpumatch, {kind} n={g.num_nodes} m={g.num_edges}, "
         f"{nk.getMaxNumberOfThreads()} threads each",
         flush=True,
     )
@@ -178,11 +187,20 @@ def main(argv=None):
     ap.add_argument("--nx-m", type=int, default=800_000)
     ap.add_argument("--plm-n", type=int, default=1_000_000)
     ap.add_argument("--plm-m", type=int, default=8_000_000)
+    ap.add_argument(
+        "--planted",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also PLM on a weighted planted partition with N vertices (e.g. 100000)",
+    )
     ap.add_argument("--skip-networkx", action="store_true")
     ap.add_argument("--skip-plm", action="store_true")
     args = ap.parse_args(argv)
     if not args.skip_plm:
         vs_plm(args.plm_n, args.plm_m, args.repeat, args.threads, args.device)
+    if args.planted:
+        vs_plm(args.planted, 0, args.repeat, args.threads, args.device, planted=True)
     if not args.skip_networkx:
         vs_networkx(args.nx_n, args.nx_m, args.repeat, args.threads, args.device)
     return 0
