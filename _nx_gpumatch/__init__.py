@@ -33,6 +33,14 @@ FUNCTIONS = {
         "module": "louvain",
         "additional_docs": "Partitions level by level, as louvain_communities computes them.",
     },
+    "leiden_communities": {
+        "module": "leiden",
+        "additional_docs": "Leiden (Traag, Waltman, van Eck 2019) on the CPU, built on the parallel Louvain engine; every community of a finished run is connected; the partition does not depend on the thread count.",
+    },
+    "leiden_partitions": {
+        "module": "leiden",
+        "additional_docs": "Partitions level by level, as leiden_communities computes them.",
+    },
     "maximal_matching": {
         "module": "matching",
         "additional_docs": "Greedy matching under the package's edge order (Suitor on the CPU).",

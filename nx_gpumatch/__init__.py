@@ -11,6 +11,7 @@ import networkx  # noqa: F401, I001
 
 from nx_gpumatch.algorithms.b_matching import b_matching, b_matching_weight, is_b_matching
 from nx_gpumatch.algorithms.louvain import louvain_communities, louvain_partitions
+from nx_gpumatch.algorithms.leiden import leiden_communities, leiden_partitions
 from nx_gpumatch.algorithms.matching import (
     is_matching,
     matching_weight,
@@ -54,4 +55,6 @@ __all__ = [
     # communities
     "louvain_communities",
     "louvain_partitions",
+    "leiden_communities",
+    "leiden_partitions",
 ]

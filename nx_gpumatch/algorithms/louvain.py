@@ -77,6 +77,16 @@ def _order(n, seed):
     An int seed means ``random.Random(seed)``, which is what networkx's
     dispatcher passes for it, so both entry points agree.
     """
+    key = _seed_key(seed)
+    return None if key is None else _permutation(n, key)
+
+
+def _permutation(n, key):
+    return np.random.default_rng(key).permutation(n).astype(np.int32)
+
+
+def _seed_key(seed):
+    """A 64-bit key drawn from the seed (None for None)."""
     if seed is None:
         return None
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
@@ -91,7 +101,7 @@ def _order(n, seed):
         raise ValueError(
             f"seed must be None, an int, a random.Random or a numpy random generator, got {seed!r}"
         )
-    return np.random.default_rng(key).permutation(n).astype(np.int32)
+    return key
 
 
 # ----------------------------------------------------------------- levels
@@ -151,13 +161,13 @@ def _with_threads(cpu, threads, gen):
         yield item
 
 
-def _with_progress(gen, engine, progress):
+def _with_progress(gen, engine, progress, desc="Louvain"):
     bar = None
     if progress is not False:
         from tqdm import tqdm
 
         bar = tqdm(
-            desc="Louvain",
+            desc=desc,
             unit="level",
             file=sys.stderr,
             disable=None if progress is None else False,

@@ -539,8 +539,11 @@ def optimise(
     nchunks,
     par_min_arcs,
     max_sweeps,
+    init,
 ):
-    """Modularity optimisation of one level from singletons.
+    """Modularity optimisation of one level from the partition ``init``
+    (community ids below n; Louvain starts from singletons, Leiden from the
+    previous level's communities).
 
     Each sweep visits the degree buckets in turn, every bucket cut into commit
     batches (see :func:`sweep_schedule`); a vertex is looked at again only
@@ -552,16 +555,23 @@ def optimise(
     """
     n = indptr.shape[0] - 1
     comm = np.empty(n, np.int32)
+    a = np.zeros(n, np.float64)
+    size = np.zeros(n, np.int32)
     for v in range(n):
-        comm[v] = v
-    a = k.copy()
-    size = np.ones(n, np.int32)
+        c = init[v]
+        comm[v] = c
+        a[c] += k[v]
+        size[c] += 1
     newc = comm.copy()
     change = np.empty(n, np.float64)
     active = np.ones(n, np.uint8)
     inner = 0.0
     for v in range(n):
         inner += 2.0 * loop[v]
+    for v in range(n):  # (no arc is inner for singletons: the sum stays the loops')
+        for p in range(indptr[v], indptr[v + 1]):
+            if comm[indices[p]] == comm[v]:
+                inner += w[p]
     sq = _sum_sq(a)
     res_over_m2 = resolution / m2
     q = inner / m2 - resolution * sq / (m2 * m2)
@@ -982,6 +992,7 @@ def louvain_levels(
             nchunks,
             int(par_min),
             int(max_sweeps),
+            np.arange(nv, dtype=np.int32),
         )
         del buf_c, buf_j, buf_w
         if level > 0 and moves == 0:
