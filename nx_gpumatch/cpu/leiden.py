@@ -34,12 +34,18 @@ from nx_gpumatch.cpu.random import counter_hash
 # Randomness of the refinement's choice (the paper's theta).
 THETA = 0.01
 
-# Safety cap on levels (each level that goes on merges something).
+# Safety cap on levels of one pass (each level that goes on merges something).
 MAX_LEVELS = 10_000
+
+# Passes: each pass after the first runs the method again on the input graph
+# from the partition the one before ended with (igraph's n_iterations; the
+# paper's iterated Leiden). They stop once a pass gains at most PASS_TOL.
+MAX_PASSES = 20
+PASS_TOL = 1e-7
 
 
 @njit(cache=True)
-def refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key):
+def refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt):
     """The refined partition of ``comm`` (community degrees ``a``).
 
     Returns ``ref``: the sub-community of each vertex, named after one of its
@@ -111,7 +117,7 @@ def refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key):
         for q in range(ncand):
             buf_g[q] = np.exp((buf_g[q] - best) / theta)
             total += buf_g[q]
-        h = counter_hash(np.uint64(key), v, 0)
+        h = counter_hash(key, v, 0)
         u = np.float64(h >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
         pick = -1
         acc = np.exp(-best / theta)
@@ -145,14 +151,19 @@ def leiden_levels(
     fine_below=100_000,
     order=None,
     max_sweeps=cl.MAX_SWEEPS,
+    max_passes=MAX_PASSES,
+    pass_tol=PASS_TOL,
 ):
     """Generator over the levels of the Leiden method.
 
     Same graph arrays and yields as :func:`nx_gpumatch.cpu.louvain.louvain_levels`
     (``labels`` is the partition P after the level's local moving; ``info``
-    adds ``refined``, the number of refined sub-communities). ``key`` (a
-    64-bit int) drives the refinement's random choices, ``order`` (a
-    permutation) the vertex order of both phases.
+    adds ``refined``, the number of refined sub-communities, and ``pass``).
+    Levels that move nothing are not yielded (except the very first), so
+    modularity rises from one yield to the next. ``key`` (a 64-bit int)
+    drives the refinement's random choices, ``order`` (a permutation) the
+    vertex order of both phases; ``max_passes`` caps the passes (see
+    MAX_PASSES).
     """
     n = indptr.shape[0] - 1
     k = cl.weighted_degrees(indptr, w, loop)
@@ -167,6 +178,7 @@ def leiden_levels(
                 "moves": 0,
                 "sweeps": 0,
                 "refined": n,
+                "pass": 1,
             },
         )
         return
@@ -177,19 +189,87 @@ def leiden_levels(
         order = np.ascontiguousarray(order, dtype=np.int32)
         prio = np.empty(n, np.int32)
         prio[order] = np.arange(n, dtype=np.int32)
-    resolution = float(resolution)
     theta = float(theta)
     if not theta > 0.0:
         raise ValueError(f"theta must be positive, got {theta!r}")
-    key = int(key) & (2**64 - 1)
     threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(
         cl.SEQUENTIAL_ARCS, cl.PARALLEL_MIN_ARCS
     )
-    run_level = cl.optimise if threaded else cl.optimise_1
-    merge_level = cl.aggregate if threaded else cl.aggregate_1
+    run = dict(
+        m2=m2,
+        resolution=float(resolution),
+        theta=theta,
+        key=np.uint64(int(key) & (2**64 - 1)),
+        coarse_threshold=coarse_threshold,
+        fine_below=fine_below,
+        max_sweeps=int(max_sweeps),
+        optimise=cl.optimise if threaded else cl.optimise_1,
+        aggregate=cl.aggregate if threaded else cl.aggregate_1,
+    )
+    part = np.arange(n, dtype=np.int32)
+    q_part = None
+    salt = 0
+    for p in range(max(1, int(max_passes))):
+        graph = (indptr, indices, w, loop, k, order, prio)
+        step = _one_pass(graph, part, salt, first=p == 0, **run)
+        moves = sweeps = 0
+        while True:
+            try:
+                labels, info = next(step)
+            except StopIteration as stop:
+                part, q_end, salt = stop.value
+                break
+            info["pass"] = p + 1
+            if p == 0:
+                yield labels, info
+            else:
+                moves += info["moves"]
+                sweeps += info["sweeps"]
+        if q_part is not None:
+            if q_end - q_part <= pass_tol:
+                return
+            # Later passes yield their result only (levels of the first pass
+            # form a hierarchy; a later pass's levels do not).
+            yield (
+                part,
+                {
+                    "vertices": n,
+                    "edges": int(indices.shape[0] // 2),
+                    "modularity": q_end,
+                    "moves": moves,
+                    "sweeps": sweeps,
+                    "refined": int(part.max()) + 1,
+                    "pass": p + 1,
+                },
+            )
+        q_part = q_end
+
+
+def _one_pass(
+    graph,
+    init,
+    salt,
+    *,
+    first,
+    m2,
+    resolution,
+    theta,
+    key,
+    coarse_threshold,
+    fine_below,
+    max_sweeps,
+    optimise,
+    aggregate,
+):
+    """One run of the method from partition ``init`` of the input graph: yields
+    the levels that moved something (and a pass's first level if ``first``);
+    returns (final partition, its modularity, next salt)."""
+    indptr, indices, w, loop, k, order, prio = graph
+    n = indptr.shape[0] - 1
     pos = np.full((0, n), -1, np.int32)
-    labels = np.arange(n, dtype=np.int32)  # original vertex -> vertex of this level
-    init = np.arange(n, dtype=np.int32)
+    labels = np.arange(n, dtype=np.int32)  # input vertex -> vertex of this level
+    last = init
+    q_last = None
     for level in range(MAX_LEVELS):
         nv = indptr.shape[0] - 1
         deg = np.diff(indptr)
@@ -201,7 +281,7 @@ def leiden_levels(
             int(np.count_nonzero(deg)), int(indices.shape[0]), cl.BATCH_FRACTION, cl.MAX_BATCHES
         )
         par_min = cl.parallel_min_arcs_now() if max_arcs > 1 else cl.PARALLEL_MIN_ARCS
-        comm, q, moves, sweeps = run_level(
+        comm, q, moves, sweeps = optimise(
             indptr,
             indices,
             w,
@@ -221,7 +301,7 @@ def leiden_levels(
             buf_w,
             nchunks,
             int(par_min),
-            int(max_sweeps),
+            max_sweeps,
             init,
         )
         del buf_c, buf_j, buf_w
@@ -230,22 +310,29 @@ def leiden_levels(
             ref = comm  # every vertex alone: nothing to refine
         else:
             a = np.bincount(comm, weights=k, minlength=nv)
-            ref = refine(indptr, indices, w, k, comm, a, order, resolution / m2, theta, key ^ level)
-        rid, K, ptr, members = cl.renumber(ref)
-        if moves or level == 0:
-            yield (
-                pid[comm[labels]],
-                {
-                    "vertices": nv,
-                    "edges": int(indices.shape[0] // 2),
-                    "modularity": float(q),
-                    "moves": int(moves),
-                    "sweeps": int(sweeps),
-                    "refined": int(K),
-                },
+            ref = refine(
+                indptr, indices, w, k, comm, a, order, resolution / m2, theta, key, np.int64(salt)
             )
+            salt += 1
+        rid, K, ptr, members = cl.renumber(ref)
+        if q_last is None or moves:
+            last = pid[comm[labels]]
+            q_last = float(q)
+            if moves or first:
+                yield (
+                    last,
+                    {
+                        "vertices": nv,
+                        "edges": int(indices.shape[0] // 2),
+                        "modularity": q_last,
+                        "moves": int(moves),
+                        "sweeps": int(sweeps),
+                        "refined": int(K),
+                    },
+                )
+            first = False
         if kp == nv:
-            return  # the communities are the refined ones of the level before
+            break  # the communities are the refined ones of the level before
         if K == nv:
             # Refinement merged nothing and the level would repeat: aggregate
             # on P itself (Louvain's step) so that the method goes on.
@@ -254,8 +341,9 @@ def leiden_levels(
         nxt[rid[ref]] = pid[comm]
         labels = rid[ref[labels]]
         pos, nchunks = cl._thread_rows(pos)
-        indptr, indices, w, loop, k = merge_level(
+        indptr, indices, w, loop, k = aggregate(
             ref, rid, K, ptr, members, indptr, indices, w, loop, pos, nchunks
         )
         order, prio = cl.carry_order(order, rid, K)
         init = nxt
+    return last, q_last, salt
