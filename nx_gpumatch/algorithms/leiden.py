@@ -58,14 +58,21 @@ def levels(
     resolution=1,
     seed=None,
     theta=0.01,
+    passes=None,
     device=None,
     threads=None,
     progress=None,
 ):
     """Generator of ``(labels, info)`` per level for a :class:`~nx_gpumatch.Graph`,
     as :func:`nx_gpumatch.algorithms.louvain.levels` (``info`` also has
-    ``refined``: the number of refined sub-communities of the level)."""
+    ``refined``: the number of refined sub-communities of the level, and
+    ``pass``). ``passes``: at most this many passes (None: until a pass gains
+    almost nothing, see :mod:`nx_gpumatch.cpu.leiden`)."""
     _check_params(resolution, theta)
+    if passes is not None and (
+        isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 1
+    ):
+        raise ValueError(f"passes must be a positive integer or None, got {passes!r}")
     lv._check_weights(graph)
     engine = _engine(device)
     cfg = get_config()
@@ -86,11 +93,14 @@ def levels(
         coarse_threshold=float(cfg.louvain_coarse_threshold),
         fine_below=int(cfg.louvain_fine_below),
         order=order,
+        max_passes=engine_mod.MAX_PASSES if passes is None else int(passes),
     )
     return lv._with_progress(lv._with_threads(cpu, threads, gen), engine, progress, "Leiden")
 
 
-def _final(graph, weighted, resolution, max_level, seed, theta, device, threads, progress):
+def _final(
+    graph, weighted, resolution, max_level, seed, theta, device, threads, progress, passes=None
+):
     labels = None
     gen = levels(
         graph,
@@ -98,6 +108,7 @@ def _final(graph, weighted, resolution, max_level, seed, theta, device, threads,
         resolution=resolution,
         seed=seed,
         theta=theta,
+        passes=passes,
         device=device,
         threads=threads,
         progress=progress,
@@ -116,6 +127,7 @@ def leiden_partitions(
     seed=None,
     *,
     theta=0.01,
+    passes=None,
     device=None,
     threads=None,
     progress=None,
@@ -134,6 +146,7 @@ def leiden_partitions(
         resolution=resolution,
         seed=seed,
         theta=theta,
+        passes=passes,
         device=device,
         threads=threads,
         progress=progress,
@@ -149,6 +162,7 @@ def leiden_communities(
     seed=None,
     *,
     theta=0.01,
+    passes=None,
     device=None,
     threads=None,
     progress=None,
@@ -175,6 +189,10 @@ def leiden_communities(
         Randomness of the refinement (the paper's theta, in units of edge
         weight): a sub-community is chosen with probability proportional to
         exp(gain / theta).
+    passes : int or None
+        At most this many passes; each pass after the first runs the method
+        again from the partition found so far (None: until one gains almost
+        nothing). The first pass alone is the method of the paper.
     device : "auto" or "cpu" ("gpu" raises NotImplementedError)
     threads : int or None
         Numba threads (None: the config's); results do not depend on it.
@@ -190,7 +208,16 @@ def leiden_communities(
     _check_params(resolution, theta, max_level)
     graph, kind = to_graph(G, weight=weight, source=source, target=target)
     labels = _final(
-        graph, weight is not None, resolution, max_level, seed, theta, device, threads, progress
+        graph,
+        weight is not None,
+        resolution,
+        max_level,
+        seed,
+        theta,
+        device,
+        threads,
+        progress,
+        passes,
     )
     return lv._result(graph, kind, labels)
 

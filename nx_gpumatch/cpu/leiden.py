@@ -40,8 +40,8 @@ MAX_LEVELS = 10_000
 # Passes: each pass after the first runs the method again on the input graph
 # from the partition the one before ended with (igraph's n_iterations; the
 # paper's iterated Leiden). They stop once a pass gains at most PASS_TOL.
-MAX_PASSES = 20
-PASS_TOL = 1e-7
+MAX_PASSES = 32
+PASS_TOL = 1e-5
 
 
 @njit(cache=True)
@@ -153,6 +153,8 @@ def leiden_levels(
     max_sweeps=cl.MAX_SWEEPS,
     max_passes=MAX_PASSES,
     pass_tol=PASS_TOL,
+    sequential_arcs=cl.SEQUENTIAL_ARCS,
+    parallel_min_arcs=None,
 ):
     """Generator over the levels of the Leiden method.
 
@@ -162,8 +164,9 @@ def leiden_levels(
     Levels that move nothing are not yielded (except the very first), so
     modularity rises from one yield to the next. ``key`` (a 64-bit int)
     drives the refinement's random choices, ``order`` (a permutation) the
-    vertex order of both phases; ``max_passes`` caps the passes (see
-    MAX_PASSES).
+    vertex order of both phases; ``max_passes`` and ``pass_tol`` end the
+    passes (see MAX_PASSES). ``sequential_arcs`` and ``parallel_min_arcs``
+    tune the local moving as in the Louvain engine.
     """
     n = indptr.shape[0] - 1
     k = cl.weighted_degrees(indptr, w, loop)
@@ -192,9 +195,8 @@ def leiden_levels(
     theta = float(theta)
     if not theta > 0.0:
         raise ValueError(f"theta must be positive, got {theta!r}")
-    threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(
-        cl.SEQUENTIAL_ARCS, cl.PARALLEL_MIN_ARCS
-    )
+    par_floor = cl.PARALLEL_MIN_ARCS if parallel_min_arcs is None else parallel_min_arcs
+    threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(sequential_arcs, par_floor)
     run = dict(
         m2=m2,
         resolution=float(resolution),
@@ -205,6 +207,8 @@ def leiden_levels(
         max_sweeps=int(max_sweeps),
         optimise=cl.optimise if threaded else cl.optimise_1,
         aggregate=cl.aggregate if threaded else cl.aggregate_1,
+        sequential_arcs=sequential_arcs,
+        parallel_min_arcs=parallel_min_arcs,
     )
     part = np.arange(n, dtype=np.int32)
     q_part = None
@@ -226,7 +230,7 @@ def leiden_levels(
                 moves += info["moves"]
                 sweeps += info["sweeps"]
         if q_part is not None:
-            if q_end - q_part <= pass_tol:
+            if q_end - q_part <= float(pass_tol):
                 return
             # Later passes yield their result only (levels of the first pass
             # form a hierarchy; a later pass's levels do not).
@@ -260,6 +264,8 @@ def _one_pass(
     max_sweeps,
     optimise,
     aggregate,
+    sequential_arcs,
+    parallel_min_arcs,
 ):
     """One run of the method from partition ``init`` of the input graph: yields
     the levels that moved something (and a pass's first level if ``first``);
@@ -278,9 +284,15 @@ def _one_pass(
         _, buf_c, buf_j, buf_w = cl.move_scratch(pos.shape[0], 0, maxdeg)
         thr = cl.sweep_tolerance(nv, 1e-7, coarse_threshold, fine_below)
         max_arcs, nbatch = cl.batch_limits(
-            int(np.count_nonzero(deg)), int(indices.shape[0]), cl.BATCH_FRACTION, cl.MAX_BATCHES
+            int(np.count_nonzero(deg)),
+            int(indices.shape[0]),
+            cl.BATCH_FRACTION,
+            cl.MAX_BATCHES,
+            sequential_arcs,
         )
-        par_min = cl.parallel_min_arcs_now() if max_arcs > 1 else cl.PARALLEL_MIN_ARCS
+        par_min = parallel_min_arcs
+        if par_min is None:
+            par_min = cl.parallel_min_arcs_now() if max_arcs > 1 else cl.PARALLEL_MIN_ARCS
         comm, q, moves, sweeps = optimise(
             indptr,
             indices,
