@@ -2,7 +2,7 @@
 
 ``python -m nx_gpumatch.benchmark louvain [--repeat R] [--threads T]
 [--nx-n 100000 --nx-m 800000] [--plm-n 1000000 --plm-m 8000000]
-[--planted N] [--skip-networkx] [--skip-plm] [--device cpu|gpu]``
+[--planted N] [--skip-networkx] [--skip-plm] [--device cpu|gpu] [--leiden N]``
 
 (1) networkx's ``louvain_communities`` (one run: it is slow) against ours on
 the same networkx graph through the dispatcher (``backend="gpumatch"``), once
@@ -12,6 +12,9 @@ and on a prebuilt :class:`nx_gpumatch.Graph` (medians; seed 0 everywhere).
 ``--repeat`` runs each, both with ``--threads`` threads.
 Graphs come from ``generators.random_graph`` (seed 0, uniform weights,
 self-loops dropped).
+(3) ``--leiden N``: Leiden only, against igraph's ``community_leiden`` and
+NetworKit's ``ParallelLeiden`` (modularity, time, NMI against the planted
+partition).
 Modularity is computed for every partition by one numpy routine, so the
 numbers compare directly.
 """
@@ -176,6 +179,105 @@ def vs_plm(n, m, repeat, threads, device, planted=False):
     return mo / mp, q_ours / q_plm
 
 
+def nmi(a, b):
+    """Normalized mutual information (arithmetic mean of the entropies) of two labelings."""
+    import scipy.sparse as sp
+
+    a = np.unique(np.asarray(a), return_inverse=True)[1]
+    b = np.unique(np.asarray(b), return_inverse=True)[1]
+    n = a.size
+    c = sp.coo_matrix((np.ones(n), (a, b))).tocsr()
+    c.sum_duplicates()
+    p = c.data / n
+    pa = np.bincount(a) / n
+    pb = np.bincount(b) / n
+    rows = np.repeat(np.arange(c.shape[0]), np.diff(c.indptr))
+    mi = float((p * np.log(p / (pa[rows] * pb[c.indices]))).sum())
+    ha = -float((pa * np.log(pa)).sum())
+    hb = -float((pb * np.log(pb)).sum())
+    return 1.0 if ha + hb == 0 else 2 * mi / (ha + hb)
+
+
+def vs_leiden(n, m, repeat, threads, planted=False):
+    """Our Leiden against igraph's ``community_leiden(objective_function="modularity")``
+    (its default 2 iterations, timed; and until stable, one run) and NetworKit's
+    ``ParallelLeiden`` (default 3 iterations), on a prebuilt graph."""
+    import igraph as ig
+    import networkit as nk
+
+    import nx_gpumatch as gm
+    from nx_gpumatch.generators import planted_partition
+
+    truth = None
+    if planted:
+        g, truth = planted_partition(n, max(4, n // 500), 3, 1.5, seed=1)
+        kind = f"weighted planted partition ({int(truth.max()) + 1} communities, 3 inner / 1.5 outer neighbours)"
+    else:
+        g = _graph(n, m)
+        kind = "random graph"
+    if threads is None:
+        import numba
+
+        threads = numba.get_num_threads()
+    nk.setNumberOfThreads(threads)
+    nkG = networkit_graph(g)
+    igG = ig.Graph(n=g.num_nodes, edges=np.c_[g.edge_src, g.edge_dst])
+    igw = g.edge_weight.tolist()
+    print(
+        f"Leiden: igraph / NetworKit ParallelLeiden vs nx_gpumatch, {kind} n={g.num_nodes} "
+        f"m={g.num_edges}, {threads} threads (igraph: 1)",
+        flush=True,
+    )
+    gm.leiden_communities(g, seed=0, threads=threads, progress=False)  # compile / load caches
+
+    def ours():
+        return gm.leiden_communities(g, seed=0, threads=threads, progress=False)
+
+    def igraph_leiden(iterations=2):
+        p = igG.community_leiden(
+            objective_function="modularity", weights=igw, n_iterations=iterations
+        )
+        return np.asarray(p.membership, np.int64)
+
+    def parallel_leiden():
+        algo = nk.community.ParallelLeiden(nkG)
+        algo.run()
+        return np.asarray(algo.getPartition().getVector(), np.int64)
+
+    runs = {
+        "nx_gpumatch Leiden": ours,
+        "igraph (2 it.)": igraph_leiden,
+        "ParallelLeiden": parallel_leiden,
+    }
+    times = {k: [] for k in runs}
+    out = {}
+    for _ in range(repeat):  # interleaved, so that machine noise hits all alike
+        for name, fn in runs.items():
+            t = time.perf_counter()
+            out[name] = fn()
+            times[name].append(time.perf_counter() - t)
+    t = time.perf_counter()
+    out["igraph (to stable)"] = igraph_leiden(-1)
+    times["igraph (to stable)"] = [time.perf_counter() - t]
+    q = {k: modularity(g, v) for k, v in out.items()}
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for name in out:
+        extra = f"  NMI={nmi(out[name], truth):.4f}" if truth is not None else ""
+        print(
+            f"  {name:<20}: {med[name]:8.3f} s (median of {len(times[name])})  Q={q[name]:.5f}  "
+            f"{int(out[name].max()) + 1} communities{extra}"
+        )
+    ours_t, ours_q = med["nx_gpumatch Leiden"], q["nx_gpumatch Leiden"]
+    best = max(q.values())
+    print(
+        f"  time ratio ours/ParallelLeiden: {ours_t / med['ParallelLeiden']:.3f}   "
+        f"ours/igraph(2 it.): {ours_t / med['igraph (2 it.)']:.3f}   "
+        f"modularity ours/best: {ours_q / best:.4f}",
+        flush=True,
+    )
+    return ours_t / med["ParallelLeiden"], ours_q / best
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark louvain")
     ap.add_argument("--repeat", type=int, default=5, help="timed runs (median), default 5")
@@ -194,9 +296,21 @@ def main(argv=None):
         metavar="N",
         help="also PLM on a weighted planted partition with N vertices (e.g. 100000)",
     )
+    ap.add_argument(
+        "--leiden",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only Leiden against igraph and NetworKit's ParallelLeiden on a random graph "
+        "(N vertices, 8N edges) and a weighted planted partition (N vertices)",
+    )
     ap.add_argument("--skip-networkx", action="store_true")
     ap.add_argument("--skip-plm", action="store_true")
     args = ap.parse_args(argv)
+    if args.leiden:
+        vs_leiden(args.leiden, 8 * args.leiden, args.repeat, args.threads)
+        vs_leiden(args.leiden, 0, args.repeat, args.threads, planted=True)
+        return 0
     if not args.skip_plm:
         vs_plm(args.plm_n, args.plm_m, args.repeat, args.threads, args.device)
     if args.planted:
