@@ -289,3 +289,18 @@ def test_dispatch_refuses_what_it_cannot_run():
     H.add_edge(2, 3, weight=True)
     with pytest.raises(ValueError, match="boolean"):
         list(nx.community.leiden_partitions(H, backend="gpumatch"))
+
+
+# ------------------------------------------------------------ command line
+def test_cli_leiden(capsys, tmp_path):
+    from nx_gpumatch.cli import main
+
+    out_csv = tmp_path / "c.csv"
+    argv = ["louvain", "--leiden", "-n", "1000", "-m", "3000", "--no-progress"]
+    assert main([*argv, "--passes", "2", "-o", str(out_csv)]) == 0
+    out = capsys.readouterr().out
+    assert "Leiden" in out and "ours by networkx" in out
+    df = pd.read_csv(out_csv)
+    assert len(df) == 1000 and df["community"].min() == 0
+    assert main(["louvain", "-n", "200", "-m", "800", "--no-progress", "--passes", "2"]) == 2
+    assert "--passes needs --leiden" in capsys.readouterr().err
