@@ -36,6 +36,9 @@ FUNCTIONS = {
     "leiden_communities": {
         "module": "leiden",
         "additional_docs": "Leiden (Traag, Waltman, van Eck 2019) on the CPU, built on the parallel Louvain engine; every community of a finished run is connected; the partition does not depend on the thread count.",
+        "additional_parameters": {
+            "device : str, optional": "'auto' or 'cpu' ('gpu' raises NotImplementedError: no GPU Leiden)."
+        },
     },
     "leiden_partitions": {
         "module": "leiden",

@@ -304,3 +304,32 @@ def test_cli_leiden(capsys, tmp_path):
     assert len(df) == 1000 and df["community"].min() == 0
     assert main(["louvain", "-n", "200", "-m", "800", "--no-progress", "--passes", "2"]) == 2
     assert "--passes needs --leiden" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ networkx's tests
+@needs_nx_leiden
+@pytest.mark.slow
+def test_networkx_leiden_tests_on_backend():
+    """networkx's own Leiden tests (skipped there without a backend) in its
+    test mode on gpumatch; multigraphs are the one written xfail."""
+    import importlib.util
+
+    if importlib.util.find_spec("networkx.algorithms.community.tests.test_leiden") is None:
+        pytest.skip("this networkx ships no Leiden tests")
+    from nx_suite import run_networkx_suite
+
+    res, out = run_networkx_suite(
+        ["networkx.algorithms.community.tests.test_leiden"],
+        ("leiden_communities", "leiden_partitions"),
+        fallback=True,  # for modularity and partition_quality, which gpumatch lacks
+    )
+    out = out[-4000:]
+    assert res["code"] == 0 and not res["failed"], out
+    from nx_gpumatch.algorithms.leiden import _NOT_HERE
+
+    for name, reason, _outcome in res["xfailed"]:
+        assert name in _NOT_HERE and reason.startswith("gpumatch Leiden:"), (name, reason)
+    assert not res["fallbacks"], res["fallbacks"]  # Leiden has nothing to fall back to
+    assert res["calls"]["leiden_communities"] >= 10
+    assert res["calls"]["leiden_partitions"] >= 2
+    assert res["passed"] >= 8

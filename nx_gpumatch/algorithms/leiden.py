@@ -223,14 +223,16 @@ def leiden_communities(
 
 
 # ------------------------------------------------------- networkx dispatch
-def _nx_leiden_communities(G, weight="weight", resolution=1, max_level=None, seed=None, **kw):
+def _nx_leiden_communities(
+    G, weight="weight", resolution=1, max_level=None, seed=None, *, device=None
+):
     _check_params(resolution, 0.01, max_level)
-    labels = _final(G, weight is not None, resolution, max_level, seed, 0.01, None, None, None)
+    labels = _final(G, weight is not None, resolution, max_level, seed, 0.01, device, None, None)
     return lv._communities(G, labels)
 
 
-def _nx_leiden_partitions(G, weight="weight", resolution=1, seed=None, **kw):
-    gen = levels(G, weighted=weight is not None, resolution=resolution, seed=seed)
+def _nx_leiden_partitions(G, weight="weight", resolution=1, seed=None, *, device=None):
+    gen = levels(G, weighted=weight is not None, resolution=resolution, seed=seed, device=device)
     return (lv._communities(G, labels) for labels, _info in gen)
 
 
@@ -271,3 +273,24 @@ def can_run(name, args, kwargs):
     if why is not None:
         raise ValueError(f"gpumatch cannot run {name} on this input: {why}")
     return True
+
+
+# networkx tests this backend cannot pass, with the reason.
+_NOT_HERE = {
+    "test_quality": (
+        "also clusters a MultiGraph, which gpumatch's graph conversion does not accept "
+        "(it would have to sum the parallel edges)"
+    ),
+}
+
+
+def on_start_tests(items):
+    import pytest
+
+    for item in items:
+        path = str(getattr(item, "path", getattr(item, "fspath", "")))
+        if not path.endswith("test_leiden.py"):
+            continue
+        reason = _NOT_HERE.get(item.name)
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(reason=f"gpumatch Leiden: {reason}", strict=True))
