@@ -15,13 +15,15 @@ guaranteeing well-connected communities"). A level is
    :func:`~nx_gpumatch.cpu.louvain.aggregate`); each new vertex starts the
    next level in the community of P that holds it.
 
-The method stops once local moving leaves every vertex of a level alone: the
-communities are then refined sub-communities, each connected. Gains are in
+A pass stops once local moving leaves every vertex of a level alone: the
+communities are then refined sub-communities, each connected. Further passes
+rerun the method from the partition found (see MAX_PASSES); each ends the
+same way, so the final communities are connected too. Gains are in
 edge-weight units (modularity gain times m), as in igraph, so theta = 0.01
 makes the choice nearly greedy on unit weights.
 
-The random choice of the refinement hashes (key, vertex): results depend on
-the seed, never on the number of threads.
+The random choice of the refinement hashes (key, vertex, refinement count):
+results depend on the seed, never on the number of threads.
 """
 
 import numba
@@ -117,7 +119,7 @@ def refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt)
         for q in range(ncand):
             buf_g[q] = np.exp((buf_g[q] - best) / theta)
             total += buf_g[q]
-        h = counter_hash(key, v, 0)
+        h = counter_hash(key, v, salt)
         u = np.float64(h >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
         pick = -1
         acc = np.exp(-best / theta)
