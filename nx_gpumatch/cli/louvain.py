@@ -1,5 +1,6 @@
-"""``nx-gpumatch louvain``: Louvain communities of a generated graph or a file,
-level by level, with networkx's modularity check on small graphs."""
+"""``nx-gpumatch louvain``: Louvain (or, with ``--leiden``, Leiden) communities
+of a generated graph or a file, level by level, with networkx's modularity
+check on small graphs."""
 
 import sys
 import time
@@ -14,7 +15,8 @@ def add_command(subparsers):
         help="Louvain community detection (parallel CPU engine, or CUDA kernels on a GPU)",
         description=(
             "Run the Louvain method on a generated graph or an .mtx / edge-list .csv file and print "
-            "each level (vertices, edges, modularity, sweeps) and the final partition."
+            "each level (vertices, edges, modularity, sweeps) and the final partition; --leiden "
+            "runs the Leiden method instead."
         ),
     )
     add_graph_arguments(p, n=100_000, m=800_000)
