@@ -7,10 +7,10 @@
 (1) networkx's ``louvain_communities`` (one run: it is slow) against ours on
 the same networkx graph through the dispatcher (``backend="gpumatch"``), once
 converting the graph on each call and once with networkx's cached conversion,
-and on a prebuilt :class:`nx_gpumatch.Graph` (medians; seed 0 everywhere).
+and on a prebuilt :class:`nx_gpumatch.Graph` (medians; seed=0 everywhere).
 (2) NetworKit ``PLM(refine=False)`` against ours on a prebuilt graph, medians of
 ``--repeat`` runs each, both with ``--threads`` threads.
-Graphs come from ``generators.random_graph`` (seed 0, uniform weights,
+Graphs come from ``generators.random_graph`` (seed=0, uniform weights,
 self-loops dropped).
 (3) ``--leiden N``: Leiden only, against igraph's ``community_leiden`` and
 NetworKit's ``ParallelLeiden`` (modularity, time, NMI against the planted
