@@ -198,6 +198,20 @@ def nmi(a, b):
     return 1.0 if ha + hb == 0 else 2 * mi / (ha + hb)
 
 
+def split_communities(graph, labels):
+    """How many more connected pieces than communities a partition has (0: every
+    community induces a connected subgraph)."""
+    import scipy.sparse as sp
+
+    labels = np.unique(np.asarray(labels), return_inverse=True)[1]
+    keep = labels[graph.edge_src] == labels[graph.edge_dst]
+    n = graph.num_nodes
+    A = sp.coo_matrix(
+        (np.ones(int(keep.sum())), (graph.edge_src[keep], graph.edge_dst[keep])), shape=(n, n)
+    )
+    return sp.csgraph.connected_components(A, directed=False)[0] - (int(labels.max()) + 1)
+
+
 def vs_leiden(n, m, repeat, threads, planted=False, stable=False):
     """Our Leiden (default passes, and 2 passes) against igraph's ``community_leiden(objective_function="modularity")``
     (its default 2 iterations, timed; with ``stable`` also until stable, one run) and NetworKit's
@@ -270,7 +284,7 @@ def vs_leiden(n, m, repeat, threads, planted=False, stable=False):
         extra = f"  NMI={nmi(out[name], truth):.4f}" if truth is not None else ""
         print(
             f"  {name:<20}: {med[name]:8.3f} s (median of {len(times[name])})  Q={q[name]:.5f}  "
-            f"{int(out[name].max()) + 1} communities{extra}"
+            f"{int(out[name].max()) + 1} communities ({split_communities(g, out[name])} split){extra}"
         )
     ours_t, ours_q = med["nx_gpumatch Leiden"], q["nx_gpumatch Leiden"]
     best = max(q.values())
