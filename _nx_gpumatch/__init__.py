@@ -29,7 +29,7 @@ FUNCTIONS = {
     },
     "louvain_communities": {
         "module": "louvain",
-        "additional_docs": "Parallel degree-bucketed Louvain (CPU, or CUDA kernels on a GPU); the partition does not depend on the thread count. Large levels stop at the config's louvain_coarse_threshold.",
+        "additional_docs": "Parallel degree-bucketed Louvain (CPU, or CUDA kernels on a GPU); the partition does not depend on the thread count. Levels sweep to a local optimum (config louvain_coarse_threshold may stop large ones earlier).",
         "additional_parameters": {
             "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."
         },
@@ -37,6 +37,17 @@ FUNCTIONS = {
     "louvain_partitions": {
         "module": "louvain",
         "additional_docs": "Partitions level by level, as louvain_communities computes them.",
+    },
+    "leiden_communities": {
+        "module": "leiden",
+        "additional_docs": "Leiden (Traag, Waltman, van Eck 2019) on the CPU, built on the parallel Louvain engine; every community of a finished run is connected; the partition does not depend on the thread count.",
+        "additional_parameters": {
+            "device : str, optional": "'auto' or 'cpu' ('gpu' raises NotImplementedError: no GPU Leiden)."
+        },
+    },
+    "leiden_partitions": {
+        "module": "leiden",
+        "additional_docs": "Partitions level by level, as leiden_communities computes them.",
     },
     "maximal_matching": {
         "module": "matching",

@@ -1,4 +1,4 @@
-// Louvain community detection on the GPU (seed 000, paper III).
+// Louvain community detection on the GPU (Naim, Manne, Halappanavar, Tumeo 2017).
 //
 // Read side by side with nx_gpumatch/cpu/louvain.py: the rules are the same,
 // so on weights whose sums are exact (integers) both engines return the same

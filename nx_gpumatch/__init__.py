@@ -12,6 +12,7 @@ import networkx  # noqa: F401, I001
 from nx_gpumatch.algorithms.bipartite import bipartite_vertex_cover, maximum_bipartite_matching
 from nx_gpumatch.algorithms.b_matching import b_matching, b_matching_weight, is_b_matching
 from nx_gpumatch.algorithms.louvain import louvain_communities, louvain_partitions
+from nx_gpumatch.algorithms.leiden import leiden_communities, leiden_partitions
 from nx_gpumatch.algorithms.matching import (
     is_matching,
     matching_weight,
@@ -59,6 +60,8 @@ __all__ = [
     # communities
     "louvain_communities",
     "louvain_partitions",
+    "leiden_communities",
+    "leiden_partitions",
     # first use
     "warmup",
 ]

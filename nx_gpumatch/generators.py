@@ -104,3 +104,42 @@ def _weights(rng, m, kind):
     if kind == "integer":
         return rng.integers(1, 101, m).astype(np.float64)
     raise ValueError(f"unknown weights {kind!r}")
+
+
+__all__ += ["planted_partition"]
+
+
+def planted_partition(n, k, d_in, d_out, seed=0, weights="uniform", skew=0.8):
+    """Weighted planted-partition graph: k communities of skewed sizes (community
+    i gets a share proportional to (i + 1) ** -skew, at least 4 vertices), about
+    ``d_in`` neighbours per vertex inside its community and ``d_out`` drawn from
+    the whole graph. Weights: "uniform" in [0.5, 1.5), "exponential" (mean 1),
+    "integer" (1..9) or None (all 1). Returns (graph, community of each vertex)."""
+    if k < 1 or n < 4 * k:
+        raise ValueError(f"need k >= 1 and n >= 4 * k, got n={n}, k={k}")
+    rng = np.random.default_rng(seed)
+    share = np.arange(1, k + 1, dtype=np.float64) ** -skew
+    sizes = np.maximum(4, share / share.sum() * n).astype(np.int64)
+    sizes[0] += n - sizes.sum()
+    start = np.concatenate([[0], np.cumsum(sizes)])
+    comm = np.repeat(np.arange(k), sizes)
+    m_in, m_out = int(n * d_in / 2), int(n * d_out / 2)
+    u = rng.integers(0, n, m_in)
+    c = comm[u]
+    v = start[c] + (rng.random(m_in) * sizes[c]).astype(np.int64)
+    u = np.concatenate([u, rng.integers(0, n, m_out)])
+    v = np.concatenate([v, rng.integers(0, n, m_out)])
+    keep = u != v
+    key = np.unique(np.minimum(u[keep], v[keep]) * n + np.maximum(u[keep], v[keep]))
+    u, v = key // n, key % n
+    if weights == "uniform":
+        w = rng.uniform(0.5, 1.5, u.size)
+    elif weights == "exponential":
+        w = rng.exponential(1.0, u.size)
+    elif weights == "integer":
+        w = rng.integers(1, 10, u.size).astype(np.float64)
+    elif weights is None:
+        w = None
+    else:
+        raise ValueError(f"unknown weights {weights!r}")
+    return Graph.from_arrays(u, v, w, num_nodes=n), comm

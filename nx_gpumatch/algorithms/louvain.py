@@ -2,10 +2,11 @@
 
 Levels, ``max_level``, ``resolution`` and ``threshold`` (the gain below which
 the method stops) behave as in ``networkx.community.louvain_communities``; the
-engines are the GPU algorithm of seed 000 (paper III) and its CPU counterpart
-(see :mod:`nx_gpumatch.cpu.louvain`). Levels whose graph has at least
-``louvain_fine_below`` vertices (config) end their sweeps at the coarse
-``louvain_coarse_threshold``; smaller ones at ``threshold``.
+engines are the GPU Louvain of Naim et al. 2017 and its CPU counterpart (see
+:mod:`nx_gpumatch.cpu.louvain`). ``threshold`` only decides whether another
+level follows; a level's sweeps run until they gain almost nothing (levels
+with at least ``louvain_fine_below`` vertices, config, may stop earlier at
+``louvain_coarse_threshold``).
 
 ``seed`` sets the vertex order (a permutation of the vertices), which orders
 each degree bucket and breaks ties between equally good moves; ``seed=None``
@@ -16,6 +17,9 @@ networkx's own do).
 
 from __future__ import annotations
 
+import decimal
+import fractions
+import numbers
 import random
 import sys
 
@@ -73,6 +77,16 @@ def _order(n, seed):
     An int seed means ``random.Random(seed)``, which is what networkx's
     dispatcher passes for it, so both entry points agree.
     """
+    key = _seed_key(seed)
+    return None if key is None else _permutation(n, key)
+
+
+def _permutation(n, key):
+    return np.random.default_rng(key).permutation(n).astype(np.int32)
+
+
+def _seed_key(seed):
+    """A 64-bit key drawn from the seed (None for None)."""
     if seed is None:
         return None
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
@@ -87,7 +101,7 @@ def _order(n, seed):
         raise ValueError(
             f"seed must be None, an int, a random.Random or a numpy random generator, got {seed!r}"
         )
-    return np.random.default_rng(key).permutation(n).astype(np.int32)
+    return key
 
 
 # ----------------------------------------------------------------- levels
@@ -147,13 +161,13 @@ def _with_threads(cpu, threads, gen):
         yield item
 
 
-def _with_progress(gen, engine, progress):
+def _with_progress(gen, engine, progress, desc="Louvain"):
     bar = None
     if progress is not False:
         from tqdm import tqdm
 
         bar = tqdm(
-            desc="Louvain",
+            desc=desc,
             unit="level",
             file=sys.stderr,
             disable=None if progress is None else False,
@@ -357,11 +371,68 @@ DISPATCH = {
 }
 
 
+_PARAMS = {
+    "louvain_communities": ("G", "weight", "resolution", "threshold", "max_level", "seed"),
+    "louvain_partitions": ("G", "weight", "resolution", "threshold", "seed"),
+}
+
+# Integers above this lose precision as float64 weights; networkx keeps them exact.
+_EXACT_INT = 2**53
+
+
+def _arg(name, args, kwargs, key, default):
+    names = _PARAMS.get(name, ("G",))
+    i = names.index(key) if key in names else len(args)
+    return args[i] if i < len(args) else kwargs.get(key, default)
+
+
+def _negative(x, u, v):
+    return f"negative weight {x!r} on edge ({u!r}, {v!r}): the modularity gains need weights >= 0"
+
+
+def _weight_refusal(G, weight):
+    """Why networkx should handle G's weights itself, or None. NaN, infinite and
+    non-numeric weights are not refused: they are bad input, and conversion
+    raises a clear error for them (networkx would return a meaningless result)."""
+    if weight is None:
+        return None
+    for u, v, x in G.edges(data=weight, default=1):
+        t = type(x)
+        if t is float:
+            if x < 0.0:
+                return _negative(x, u, v)
+        elif t is int:
+            if x < 0:
+                return _negative(x, u, v)
+            if x > _EXACT_INT:
+                return f"integer weight {x!r} on edge ({u!r}, {v!r}) exceeds float64 precision"
+        elif t is bool:
+            return f"boolean weight on edge ({u!r}, {v!r}); networkx counts it as a number"
+        elif isinstance(x, numbers.Real):
+            if isinstance(x, (np.floating, np.integer)):
+                if x < 0:
+                    return _negative(x, u, v)
+                continue
+            # Decimal is not a numbers.Real; Fraction and other exact types are
+            return f"{t.__name__} weight on edge ({u!r}, {v!r}): networkx computes with it exactly"
+        elif isinstance(x, decimal.Decimal):
+            return f"Decimal weight on edge ({u!r}, {v!r}): networkx computes with it exactly"
+    return None
+
+
+def _param_refusal(value, what):
+    if isinstance(value, (decimal.Decimal, fractions.Fraction)):
+        return f"{what} is a {type(value).__name__}: networkx computes with it exactly"
+    return None
+
+
 def can_run(name, args, kwargs):
-    """Directed graphs and multigraphs stay with networkx (directed modularity;
-    parallel edges summed), which keeps networkx's results for them."""
-    G = args[0] if args else kwargs.get("G")
-    if G is None:
+    """Inputs gpumatch cannot cluster as networkx would go to networkx, with
+    the reason: directed graphs (directed modularity), multigraphs (parallel
+    edges summed), negative weights, exact number types (Decimal, Fraction),
+    booleans and integers beyond float64 precision as weights."""
+    G = _arg(name, args, kwargs, "G", None)
+    if G is None or not hasattr(G, "is_directed"):
         return True
     if G.is_directed():
         return (
@@ -371,7 +442,12 @@ def can_run(name, args, kwargs):
         return (
             "gpumatch converts simple graphs only; networkx sums the parallel edges of multigraphs"
         )
-    return True
+    for key, default in (("resolution", 1), ("threshold", 1e-7)):
+        why = _param_refusal(_arg(name, args, kwargs, key, default), key)
+        if why:
+            return why
+    why = _weight_refusal(G, _arg(name, args, kwargs, "weight", "weight"))
+    return True if why is None else why
 
 
 # networkx tests that demand one exact partition, the one networkx's own

@@ -2,16 +2,19 @@
 
 ``python -m nx_gpumatch.benchmark louvain [--repeat R] [--threads T]
 [--nx-n 100000 --nx-m 800000] [--plm-n 1000000 --plm-m 8000000]
-[--skip-networkx] [--skip-plm] [--device cpu|gpu]``
+[--planted N] [--skip-networkx] [--skip-plm] [--device cpu|gpu] [--leiden N]``
 
 (1) networkx's ``louvain_communities`` (one run: it is slow) against ours on
 the same networkx graph through the dispatcher (``backend="gpumatch"``), once
 converting the graph on each call and once with networkx's cached conversion,
-and on a prebuilt :class:`nx_gpumatch.Graph` (medians; seed 0 everywhere).
+and on a prebuilt :class:`nx_gpumatch.Graph` (medians; seed=0 everywhere).
 (2) NetworKit ``PLM(refine=False)`` against ours on a prebuilt graph, medians of
 ``--repeat`` runs each, both with ``--threads`` threads.
-Graphs come from ``generators.random_graph`` (seed 0, uniform weights,
+Graphs come from ``generators.random_graph`` (seed=0, uniform weights,
 self-loops dropped).
+(3) ``--leiden N``: Leiden only, against igraph's ``community_leiden`` and
+NetworKit's ``ParallelLeiden`` (modularity, time, NMI against the planted
+partition).
 Modularity is computed for every partition by one numpy routine, so the
 numbers compare directly.
 """
@@ -115,20 +118,29 @@ def vs_networkx(n, m, repeat, threads, device):
     return t_nx / t_disp, q_disp / q_nx
 
 
-def vs_plm(n, m, repeat, threads, device):
+def _planted(n):
+    """Weighted planted partition: 40 communities of skewed sizes, about 9 inner
+    and 7 outer neighbours per vertex, weights uniform in [0.5, 1.5)."""
+    from nx_gpumatch.generators import planted_partition
+
+    return planted_partition(n, 40, 9, 7, seed=1)[0]
+
+
+def vs_plm(n, m, repeat, threads, device, planted=False):
     import networkit as nk
 
     import nx_gpumatch as gm
 
-    g = _graph(n, m)
+    g = _planted(n) if planted else _graph(n, m)
     nkG = networkit_graph(g)
     if threads is None:
         import numba
 
         threads = numba.get_num_threads()  # ours uses all of Numba's threads
     nk.setNumberOfThreads(threads)
+    kind = "weighted planted partition" if planted else "random graph"
     print(
-        f"NetworKit PLM(refine=False) vs nx_gpumatch, random graph n={g.num_nodes} m={g.num_edges}, "
+        f"NetworKit PLM(refine=False) vs nx_gpumatch, {kind} n={g.num_nodes} m={g.num_edges}, "
         f"{nk.getMaxNumberOfThreads()} threads each",
         flush=True,
     )
@@ -167,6 +179,125 @@ def vs_plm(n, m, repeat, threads, device):
     return mo / mp, q_ours / q_plm
 
 
+def nmi(a, b):
+    """Normalized mutual information (arithmetic mean of the entropies) of two labelings."""
+    import scipy.sparse as sp
+
+    a = np.unique(np.asarray(a), return_inverse=True)[1]
+    b = np.unique(np.asarray(b), return_inverse=True)[1]
+    n = a.size
+    c = sp.coo_matrix((np.ones(n), (a, b))).tocsr()
+    c.sum_duplicates()
+    p = c.data / n
+    pa = np.bincount(a) / n
+    pb = np.bincount(b) / n
+    rows = np.repeat(np.arange(c.shape[0]), np.diff(c.indptr))
+    mi = float((p * np.log(p / (pa[rows] * pb[c.indices]))).sum())
+    ha = -float((pa * np.log(pa)).sum())
+    hb = -float((pb * np.log(pb)).sum())
+    return 1.0 if ha + hb == 0 else 2 * mi / (ha + hb)
+
+
+def split_communities(graph, labels):
+    """How many more connected pieces than communities a partition has (0: every
+    community induces a connected subgraph)."""
+    import scipy.sparse as sp
+
+    labels = np.unique(np.asarray(labels), return_inverse=True)[1]
+    keep = labels[graph.edge_src] == labels[graph.edge_dst]
+    n = graph.num_nodes
+    A = sp.coo_matrix(
+        (np.ones(int(keep.sum())), (graph.edge_src[keep], graph.edge_dst[keep])), shape=(n, n)
+    )
+    return sp.csgraph.connected_components(A, directed=False)[0] - (int(labels.max()) + 1)
+
+
+def vs_leiden(n, m, repeat, threads, planted=False, stable=False):
+    """Our Leiden (default passes, and 2 passes) against igraph's ``community_leiden(objective_function="modularity")``
+    (its default 2 iterations, timed; with ``stable`` also until stable, one run) and NetworKit's
+    ``ParallelLeiden`` (default 3 iterations), on a prebuilt graph."""
+    import igraph as ig
+    import networkit as nk
+
+    import nx_gpumatch as gm
+    from nx_gpumatch.generators import planted_partition
+
+    truth = None
+    if planted:
+        g, truth = planted_partition(n, max(4, n // 500), 3, 1.5, seed=1)
+        kind = f"weighted planted partition ({int(truth.max()) + 1} communities, 3 inner / 1.5 outer neighbours)"
+    else:
+        g = _graph(n, m)
+        kind = "random graph"
+    if threads is None:
+        import numba
+
+        threads = numba.get_num_threads()
+    nk.setNumberOfThreads(threads)
+    nkG = networkit_graph(g)
+    igG = ig.Graph(n=g.num_nodes, edges=np.c_[g.edge_src, g.edge_dst])
+    igw = g.edge_weight.tolist()
+    print(
+        f"Leiden: igraph / NetworKit ParallelLeiden vs nx_gpumatch, {kind} n={g.num_nodes} "
+        f"m={g.num_edges}, {threads} threads (igraph: 1)",
+        flush=True,
+    )
+    gm.leiden_communities(g, seed=0, threads=threads, progress=False)  # compile / load caches
+
+    def ours():
+        return gm.leiden_communities(g, seed=0, threads=threads, progress=False)
+
+    def ours_2():
+        return gm.leiden_communities(g, seed=0, threads=threads, progress=False, passes=2)
+
+    def igraph_leiden(iterations=2):
+        p = igG.community_leiden(
+            objective_function="modularity", weights=igw, n_iterations=iterations
+        )
+        return np.asarray(p.membership, np.int64)
+
+    def parallel_leiden():
+        algo = nk.community.ParallelLeiden(nkG)
+        algo.run()
+        return np.asarray(algo.getPartition().getVector(), np.int64)
+
+    runs = {
+        "nx_gpumatch Leiden": ours,
+        "nx_gpumatch, 2 passes": ours_2,
+        "igraph (2 it.)": igraph_leiden,
+        "ParallelLeiden": parallel_leiden,
+    }
+    times = {k: [] for k in runs}
+    out = {}
+    for _ in range(repeat):  # interleaved, so that machine noise hits all alike
+        for name, fn in runs.items():
+            t = time.perf_counter()
+            out[name] = fn()
+            times[name].append(time.perf_counter() - t)
+    if stable:
+        t = time.perf_counter()
+        out["igraph (to stable)"] = igraph_leiden(-1)
+        times["igraph (to stable)"] = [time.perf_counter() - t]
+    q = {k: modularity(g, v) for k, v in out.items()}
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for name in out:
+        extra = f"  NMI={nmi(out[name], truth):.4f}" if truth is not None else ""
+        print(
+            f"  {name:<20}: {med[name]:8.3f} s (median of {len(times[name])})  Q={q[name]:.5f}  "
+            f"{int(out[name].max()) + 1} communities ({split_communities(g, out[name])} split){extra}"
+        )
+    ours_t, ours_q = med["nx_gpumatch Leiden"], q["nx_gpumatch Leiden"]
+    best = max(q.values())
+    print(
+        f"  time ratio ours/ParallelLeiden: {ours_t / med['ParallelLeiden']:.3f}   "
+        f"ours/igraph(2 it.): {ours_t / med['igraph (2 it.)']:.3f}   "
+        f"ours 2 passes/ParallelLeiden: {med['nx_gpumatch, 2 passes'] / med['ParallelLeiden']:.3f}   "
+        f"modularity ours/best: {ours_q / best:.4f}",
+        flush=True,
+    )
+    return ours_t / med["ParallelLeiden"], ours_q / best
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark louvain")
     ap.add_argument("--repeat", type=int, default=5, help="timed runs (median), default 5")
@@ -178,11 +309,41 @@ def main(argv=None):
     ap.add_argument("--nx-m", type=int, default=800_000)
     ap.add_argument("--plm-n", type=int, default=1_000_000)
     ap.add_argument("--plm-m", type=int, default=8_000_000)
+    ap.add_argument(
+        "--planted",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also PLM on a weighted planted partition with N vertices (e.g. 100000)",
+    )
+    ap.add_argument(
+        "--leiden",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only Leiden against igraph and NetworKit's ParallelLeiden on a random graph "
+        "(N vertices, 8N edges) and a weighted planted partition (N vertices)",
+    )
+    ap.add_argument(
+        "--leiden-stable",
+        action="store_true",
+        help="with --leiden: also igraph's Leiden until stable (slow on the random graph)",
+    )
     ap.add_argument("--skip-networkx", action="store_true")
     ap.add_argument("--skip-plm", action="store_true")
     args = ap.parse_args(argv)
+    if args.leiden:
+        vs_leiden(
+            args.leiden, 8 * args.leiden, args.repeat, args.threads, stable=args.leiden_stable
+        )
+        vs_leiden(
+            args.leiden, 0, args.repeat, args.threads, planted=True, stable=args.leiden_stable
+        )
+        return 0
     if not args.skip_plm:
         vs_plm(args.plm_n, args.plm_m, args.repeat, args.threads, args.device)
+    if args.planted:
+        vs_plm(args.planted, 0, args.repeat, args.threads, args.device, planted=True)
     if not args.skip_networkx:
         vs_networkx(args.nx_n, args.nx_m, args.repeat, args.threads, args.device)
     return 0

@@ -1,5 +1,6 @@
-"""``nx-gpumatch louvain``: Louvain communities of a generated graph or a file,
-level by level, with networkx's modularity check on small graphs."""
+"""``nx-gpumatch louvain``: Louvain (or, with ``--leiden``, Leiden) communities
+of a generated graph or a file, level by level, with networkx's modularity
+check on small graphs."""
 
 import sys
 import time
@@ -11,10 +12,11 @@ def add_command(subparsers):
 
     p = subparsers.add_parser(
         "louvain",
-        help="Louvain community detection (seed 000's GPU algorithm and its CPU counterpart)",
+        help="Louvain community detection (parallel CPU engine, or CUDA kernels on a GPU)",
         description=(
             "Run the Louvain method on a generated graph or an .mtx / edge-list .csv file and print "
-            "each level (vertices, edges, modularity, sweeps) and the final partition."
+            "each level (vertices, edges, modularity, sweeps) and the final partition; --leiden "
+            "runs the Leiden method instead."
         ),
     )
     add_graph_arguments(p, n=100_000, m=800_000)
@@ -33,7 +35,7 @@ def add_command(subparsers):
         "--coarse-threshold",
         type=float,
         default=None,
-        help="sweep threshold of large levels (default: config, 1e-2)",
+        help="sweep tolerance of large levels (default: config, 1e-7)",
     )
     a.add_argument(
         "--fine-below",
@@ -42,6 +44,17 @@ def add_command(subparsers):
         help="levels with fewer vertices use --threshold (default: config, 100000)",
     )
     a.add_argument("--unweighted", action="store_true", help="ignore weights (weight=None)")
+    a.add_argument(
+        "--leiden",
+        action="store_true",
+        help="run the Leiden method (CPU) instead: connected communities; --threshold unused",
+    )
+    a.add_argument(
+        "--passes",
+        type=int,
+        default=None,
+        help="Leiden: at most this many passes (default: until one gains almost nothing)",
+    )
     a.add_argument(
         "--order-seed",
         type=int,
@@ -70,6 +83,10 @@ def run_louvain(args):
     if args.max_level is not None and args.max_level <= 0:
         print("error: --max-level must be a positive integer", file=sys.stderr)
         return 2
+    if args.passes is not None and not args.leiden:
+        from nx_gpumatch.cli._common import CliError
+
+        raise CliError("--passes needs --leiden")
     cfg = get_config()
     try:
         if args.coarse_threshold is not None:
@@ -89,29 +106,36 @@ def run_louvain(args):
         t0 = time.perf_counter()
         rows = []
         labels = None
-        for labels, info in lv.levels(
-            g,
+        common = dict(
             weighted=weighted,
             resolution=args.resolution,
-            threshold=args.threshold,
             seed=args.order_seed,
             device=args.device,
             threads=args.threads,
             progress=False if args.no_progress else None,
-        ):
+        )
+        if args.leiden:
+            from nx_gpumatch.algorithms import leiden
+
+            engine = "cpu"
+            gen = leiden.levels(g, passes=args.passes, **common)
+        else:
+            gen = lv.levels(g, threshold=args.threshold, **common)
+        for labels, info in gen:
             rows.append((info, time.perf_counter() - t0))
             if args.max_level is not None and info["level"] >= args.max_level:
                 break
         t_run = time.perf_counter() - t0
-    except (ValueError, RuntimeError) as exc:
+    except (ValueError, RuntimeError, NotImplementedError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     src = args.input or f"generated {args.generate} (seed {args.seed})"
     print(
         f"graph        {src}: {g.num_nodes:,} vertices, {g.num_edges:,} edges (built in {t_load:.3f} s)"
     )
+    method = "Leiden" if args.leiden else f"Louvain, threshold {args.threshold:g},"
     print(
-        f"engine       {engine}; resolution {args.resolution}, threshold {args.threshold:g}, "
+        f"engine       {engine}; {method} resolution {args.resolution}, "
         f"coarse threshold {cfg.louvain_coarse_threshold:g} on levels of >= {cfg.louvain_fine_below:,} vertices"
     )
     print("level  vertices       edges  sweeps     moves  modularity   time (s)")

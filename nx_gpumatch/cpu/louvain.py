@@ -1,6 +1,8 @@
-"""Parallel Louvain community detection on the CPU (seed 000, paper III).
+"""Parallel Louvain community detection on the CPU.
 
-One level = modularity optimisation + aggregation, as in the GPU algorithm:
+The method is Blondel, Guillaume, Lambiotte, Lefebvre 2008; the level layout
+(degree buckets, commit batches) follows the GPU Louvain of Naim, Manne,
+Halappanavar, Tumeo 2017. One level = modularity optimisation + aggregation:
 
 * Optimisation sweeps the vertices degree bucket by degree bucket (the GPU's
   thread groups). A bucket is cut into commit batches: the moves of a batch's
@@ -15,9 +17,10 @@ One level = modularity optimisation + aggregation, as in the GPU algorithm:
   singleton may join a singleton of the same batch only if that one has the
   lower priority, so two singletons never swap. After the first sweep only
   vertices with a neighbour that moved are looked at again.
-* Sweeps end when one gains at most the threshold (seed 000: a coarse one on
-  large levels), moves nothing, or after MAX_SWEEPS; a sweep that lowers
-  modularity is undone. Modularity is kept up to date move by move (inner
+* Sweeps end when one gains at most the sweep tolerance (SWEEP_TOL, or the
+  coarse one on large levels), moves nothing, or after MAX_SWEEPS; a sweep
+  that lowers modularity is undone. The caller's ``threshold`` is networkx's:
+  it only decides whether another level follows. Modularity is kept up to date move by move (inner
   weight and squared community degrees), not recomputed.
 * Aggregation numbers the non-empty communities by a prefix sum and merges
   each community's arcs in a sparse accumulator.
@@ -34,6 +37,9 @@ where a_C is the summed degree of community C and e_vC the weight of v's
 edges into C. Modularity is networkx's, self-loops included.
 """
 
+import types
+
+import numba
 import numpy as np
 from numba import get_thread_id, njit, prange
 
@@ -44,10 +50,16 @@ from nx_gpumatch.cpu.random import mix64
 # with a shared-memory hash table, a block with a global one.
 MOVE_BUCKETS = np.array([4, 8, 16, 32, 84, 319], np.int64)
 
-# A level stops after this many sweeps even if it still gains (NetworKit's PLM
-# caps its sweeps too): on levels that keep gaining a little, the next, smaller
-# level goes on at a fraction of the cost.
-MAX_SWEEPS = 16
+# A level's sweeps end once one gains at most this much modularity (networkx
+# sweeps until nothing moves; this only trims a tail of negligible moves).
+SWEEP_TOL = 1e-7
+
+# Safety cap on the sweeps of one level. It must be high: on noisy community
+# structure a level can creep for dozens of sweeps (small clusters slowly
+# coalescing) before its communities snowball; a low cap freezes those small
+# clusters into the next level's vertices and loses up to a third of the
+# modularity. Each sweep strictly raises modularity, so the loop ends anyway.
+MAX_SWEEPS = 1000
 
 # A commit batch holds about BATCH_FRACTION * (movable vertices) arcs, which
 # keeps the mean number of neighbours a vertex has in its own batch (whose
@@ -149,7 +161,7 @@ def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
             v = verts[lo + t]
             A += indptr[v + 1] - indptr[v]
         cap = max_arcs if max_batches <= 0 else max(max_arcs, (A + max_batches - 1) // max_batches)
-        if sweep == 0:
+        if sweep == 0 or cap <= 1:  # cap 1: one vertex at a time, every sweep
             arcs = 0
             last = -1
             for t in range(S):
@@ -450,29 +462,10 @@ def _commit(verts, lo, hi, newc, comm, a, size, k, change):
 
 
 @njit(cache=True)
-def _intra_one(v, indptr, indices, w, loop, comm):
-    c = comm[v]
-    s = 0.0
-    for p in range(indptr[v], indptr[v + 1]):
-        if comm[indices[p]] == c:
-            s += w[p]
-    return s + 2.0 * loop[v]
-
-
-@njit(cache=True, parallel=True)
-def _intra(indptr, indices, w, loop, comm, out):
-    """out[v] = weight of v's arcs inside its community plus twice its self-loop."""
-    n = indptr.shape[0] - 1
-    for v in prange(n):
-        out[v] = _intra_one(v, indptr, indices, w, loop, comm)
-
-
-@njit(cache=True)
-def _sum(x):
-    s = 0.0
-    for i in range(x.shape[0]):
-        s += x[i]
-    return s
+def _copy(src, dst):
+    # a loop: numba's dst[:] = src compiles its error messages for seconds
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
 
 
 @njit(cache=True)
@@ -484,12 +477,13 @@ def _sum_sq(x):
 
 
 @njit(cache=True)
-def level_modularity(indptr, indices, w, loop, comm, a, m2, resolution):
-    """networkx's modularity of the partition comm of this level's graph."""
-    n = indptr.shape[0] - 1
-    intra = np.empty(n, np.float64)
-    _intra(indptr, indices, w, loop, comm, intra)
-    return _sum(intra) / m2 - resolution * _sum_sq(a) / (m2 * m2)
+def singleton_modularity(loop, k, m2, resolution):
+    """networkx's modularity of the partition into single vertices: only
+    self-loops are inner (each counted twice, as in the degrees)."""
+    inner = 0.0
+    for v in range(loop.shape[0]):
+        inner += 2.0 * loop[v]
+    return inner / m2 - resolution * _sum_sq(k) / (m2 * m2)
 
 
 @njit(cache=True)
@@ -545,26 +539,39 @@ def optimise(
     nchunks,
     par_min_arcs,
     max_sweeps,
+    init,
 ):
-    """Modularity optimisation of one level from singletons.
+    """Modularity optimisation of one level from the partition ``init``
+    (community ids below n; Louvain starts from singletons, Leiden from the
+    previous level's communities).
 
     Each sweep visits the degree buckets in turn, every bucket cut into commit
     batches (see :func:`sweep_schedule`); a vertex is looked at again only
-    after a neighbour has moved. Sweeps stop once one gains at most
-    ``threshold`` or moves nothing; a sweep that lowers modularity (moves
-    made together can) is undone.
+    after a neighbour has moved. Sweeps stop once one over all vertices gains
+    at most ``threshold`` (the sweep tolerance) or moves nothing. A sweep that lowers
+    modularity (moves made together can) is undone and the level goes on one
+    vertex at a time.
     Returns (comm, modularity, moves, sweeps).
     """
     n = indptr.shape[0] - 1
-    comm = np.arange(n).astype(np.int32)
-    a = k.copy()
-    size = np.ones(n, np.int32)
+    comm = np.empty(n, np.int32)
+    a = np.zeros(n, np.float64)
+    size = np.zeros(n, np.int32)
+    for v in range(n):
+        c = init[v]
+        comm[v] = c
+        a[c] += k[v]
+        size[c] += 1
     newc = comm.copy()
     change = np.empty(n, np.float64)
     active = np.ones(n, np.uint8)
     inner = 0.0
     for v in range(n):
         inner += 2.0 * loop[v]
+    for v in range(n):  # (no arc is inner for singletons: the sum stays the loops')
+        for p in range(indptr[v], indptr[v + 1]):
+            if comm[indices[p]] == comm[v]:
+                inner += w[p]
     sq = _sum_sq(a)
     res_over_m2 = resolution / m2
     q = inner / m2 - resolution * sq / (m2 * m2)
@@ -574,12 +581,17 @@ def optimise(
     keep_size = np.empty_like(size)
     total = 0
     sweeps = 0
+    all_active = True
     while sweeps < max_sweeps:
-        sverts, bat, batch = sweep_schedule(bptr, verts, indptr, batch_arcs, max_batches, sweeps)
+        sverts, bat, batch = sweep_schedule(
+            bptr, verts, indptr, np.int64(batch_arcs), np.int64(max_batches), np.int64(sweeps)
+        )
         sweeps += 1
-        keep_comm[:] = comm
-        keep_a[:] = a
-        keep_size[:] = size
+        full = all_active  # does this sweep look at every vertex?
+        all_active = False
+        _copy(comm, keep_comm)
+        _copy(a, keep_a)
+        _copy(size, keep_size)
         keep_sq = sq
         keep_inner = inner
         moved = 0
@@ -642,20 +654,38 @@ def optimise(
             inner += dinner
             moved += cnt
         if moved == 0:
-            break
+            if full:
+                break
+            # Vertices not next to a move were skipped, yet moves elsewhere
+            # changed the community degrees their gains depend on: the level
+            # ends only after a sweep over all of them.
+            active[:] = 1
+            all_active = True
+            continue
         q_new = inner / m2 - resolution * sq / (m2 * m2)
         if q_new < q:
-            comm[:] = keep_comm
-            a[:] = keep_a
-            size[:] = keep_size
+            _copy(keep_comm, comm)
+            _copy(keep_a, a)
+            _copy(keep_size, size)
             sq = keep_sq
             inner = keep_inner
-            break
+            if batch_arcs <= 1:
+                break  # one vertex at a time lost modularity: only rounding can
+            # Moves made together undid each other: go on one vertex at a time,
+            # which gains whenever it moves, rather than stopping short.
+            batch_arcs = 1
+            max_batches = 0
+            active[:] = 1
+            all_active = True
+            continue
         total += moved
         gain = q_new - q
         q = q_new
         if gain <= threshold:
-            break
+            if full:
+                break
+            active[:] = 1
+            all_active = True
     return comm, q, total, sweeps
 
 
@@ -690,12 +720,6 @@ def renumber(comm):
         members[fill[x]] = v
         fill[x] += 1
     return newid, K, ptr, members
-
-
-@njit(cache=True, parallel=True)
-def _gather(values, idx, out):
-    for i in prange(idx.shape[0]):
-        out[i] = values[idx[i]]
 
 
 @njit(cache=True, parallel=True)
@@ -768,7 +792,8 @@ def aggregate(comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchun
     count = np.empty(K, np.int64)
     loop2 = np.empty(K, np.float64)
     cx = np.empty(comm.shape[0], np.int32)
-    _gather(newid, comm, cx)
+    for v in range(comm.shape[0]):
+        cx[v] = newid[comm[v]]
     _merge(
         chunks, ptr, members, cx, indptr, indices, w, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2
     )
@@ -780,13 +805,6 @@ def aggregate(comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchun
     k2 = np.empty(K, np.float64)
     _compact(K, ub_ptr, count, tmp_c, tmp_w, indptr2, indices2, w2, loop2, k2)
     return indptr2, indices2, w2, loop2, k2
-
-
-@njit(cache=True, parallel=True)
-def relabel(labels, comm, newid):
-    """labels[v] = newid[comm[labels[v]]]: original vertices follow their community."""
-    for v in prange(labels.shape[0]):
-        labels[v] = newid[comm[labels[v]]]
 
 
 @njit(cache=True)
@@ -807,6 +825,17 @@ def carry_order(order, newid, K):
 
 
 # ------------------------------------------------------------- the driver
+def sweep_tolerance(nv, threshold, coarse_threshold, fine_below):
+    """Gain at which the sweeps of a level with nv vertices stop: SWEEP_TOL
+    (or less when the caller's threshold is smaller), the coarse tolerance on
+    levels of at least ``fine_below`` vertices. Not the caller's threshold
+    itself: in networkx that is the gain a whole level needs for another one
+    to follow, and ending sweeps there stops levels far from their optimum."""
+    if nv >= fine_below:
+        return coarse_threshold
+    return min(threshold, SWEEP_TOL)
+
+
 def batch_limits(n_active, arcs, batch_fraction, max_batches, sequential_arcs=SEQUENTIAL_ARCS):
     """(max_arcs, max_batches) of the commit batches at a level with n_active
     movable vertices and ``arcs`` arcs: one vertex at a time on levels small
@@ -860,7 +889,7 @@ def louvain_levels(
     *,
     resolution=1.0,
     threshold=1e-7,
-    coarse_threshold=1e-2,
+    coarse_threshold=1e-7,
     fine_below=100_000,
     order=None,
     batch_fraction=BATCH_FRACTION,
@@ -880,8 +909,8 @@ def louvain_levels(
     partition after the level and ``info`` a dict (``vertices``, ``edges`` of
     the level's graph, ``modularity`` after it, ``moves``, ``sweeps``).
 
-    A level whose graph has at least ``fine_below`` vertices ends its sweeps at
-    ``coarse_threshold``, smaller ones at ``threshold``. The first level is
+    A level's sweeps end once one gains at most :func:`sweep_tolerance`
+    (``coarse_threshold`` on levels of at least ``fine_below`` vertices). The first level is
     always yielded, later ones only if they moved something; the method stops
     once a level gains at most ``threshold``. ``order`` (a permutation; default
     by id) orders each bucket and breaks ties. The next keywords tune the
@@ -917,11 +946,13 @@ def louvain_levels(
         prio[order] = np.arange(n, dtype=np.int32)
     pos = np.full((0, n), -1, np.int32)
     labels = np.arange(n, dtype=np.int32)
-    q = (
-        level_modularity(indptr, indices, w, loop, labels, k, m2, float(resolution))
-        if q0 is None
-        else float(q0)
-    )
+    q = singleton_modularity(loop, k, m2, float(resolution)) if q0 is None else float(q0)
+    # Graphs too small for threads run kernels compiled without them: a first
+    # call then compiles no parallel kernel (most of a cold start).
+    par_floor = PARALLEL_MIN_ARCS if parallel_min_arcs is None else parallel_min_arcs
+    threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(sequential_arcs, par_floor)
+    run_level = optimise if threaded else optimise_1
+    merge_level = aggregate if threaded else aggregate_1
     level = first_level
     while True:
         nv = indptr.shape[0] - 1
@@ -929,7 +960,7 @@ def louvain_levels(
         maxdeg = int(deg.max()) if nv else 0
         pos, nchunks = _thread_rows(pos)
         _, buf_c, buf_j, buf_w = move_scratch(pos.shape[0], 0, maxdeg)
-        thr = coarse_threshold if nv >= fine_below else threshold
+        thr = sweep_tolerance(nv, threshold, coarse_threshold, fine_below)
         max_arcs, nbatch = batch_limits(
             int(np.count_nonzero(deg)),
             int(indices.shape[0]),
@@ -940,7 +971,7 @@ def louvain_levels(
         par_min = parallel_min_arcs
         if par_min is None:
             par_min = parallel_min_arcs_now() if max_arcs > 1 else PARALLEL_MIN_ARCS
-        comm, q_new, moves, sweeps = optimise(
+        comm, q_new, moves, sweeps = run_level(
             indptr,
             indices,
             w,
@@ -961,13 +992,13 @@ def louvain_levels(
             nchunks,
             int(par_min),
             int(max_sweeps),
+            np.arange(nv, dtype=np.int32),
         )
         del buf_c, buf_j, buf_w
         if level > 0 and moves == 0:
             return
         newid, K, ptr, members = renumber(comm)
-        labels = labels.copy()
-        relabel(labels, comm, newid)
+        labels = newid[comm[labels]]  # original vertices follow their community
         yield (
             labels,
             {
@@ -982,8 +1013,33 @@ def louvain_levels(
             return
         q = q_new
         pos, nchunks = _thread_rows(pos)  # the caller may have changed the thread count
-        indptr, indices, w, loop, k = aggregate(
+        indptr, indices, w, loop, k = merge_level(
             comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchunks
         )
         order, prio = carry_order(order, newid, K)
         level += 1
+
+
+# ------------------------------------------------------------ serial twins
+def _serial_twin(f, name, **callees):
+    """f's code compiled without threads (prange runs as range), calling the
+    given twins in place of its parallel callees. Same code, same order of
+    float operations, same results; small graphs then compile no parallel
+    kernel."""
+    py = f.py_func
+    fn = types.FunctionType(py.__code__, dict(py.__globals__, **callees), name, py.__defaults__)
+    fn.__qualname__ = name  # names the cache file
+    return njit(cache=True)(fn)
+
+
+_compute_moves_1 = _serial_twin(_compute_moves, "_compute_moves_1")
+_scan_moves_1 = _serial_twin(_scan_moves, "_scan_moves_1")
+optimise_1 = _serial_twin(
+    optimise, "optimise_1", _compute_moves=_compute_moves_1, _scan_moves=_scan_moves_1
+)
+aggregate_1 = _serial_twin(
+    aggregate,
+    "aggregate_1",
+    _merge=_serial_twin(_merge, "_merge_1"),
+    _compact=_serial_twin(_compact, "_compact_1"),
+)

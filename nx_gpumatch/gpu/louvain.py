@@ -1,11 +1,16 @@
-"""Louvain on the GPU: host side of kernels/louvain.cu (seed 000, paper III).
+"""Louvain on the GPU: host side of kernels/louvain.cu (Naim et al. 2017).
 
 Written against ``array_module``/``get_module`` only, so the same code runs on
 a CUDA device (``backend="cupy"``) and on the CPU in emulation
 (``backend="emulate"``). The rules and the sweep schedule (degree buckets,
 commit batches, vertex order) are the CPU engine's: the schedule itself is
 computed on the host by the same functions, and on weights whose sums are
-exact (integers) the partition equals the CPU engine's.
+exact (integers) the partition equals the CPU engine's. With float weights
+the device adds community degrees and merged edge weights with atomics in
+thread order, so sums may differ in their last bits from run to run and from
+the CPU engine; a near-tie may then go the other way. What holds on floats:
+the same rules, a partition of all vertices, and the reported modularity
+being that of the returned partition.
 
 Per level: modularity optimisation (per batch a computeMove launch sized to
 the bucket's degrees and a commit launch; per sweep one launch recomputing
@@ -85,7 +90,7 @@ def louvain_levels(
     *,
     resolution=1.0,
     threshold=1e-7,
-    coarse_threshold=1e-2,
+    coarse_threshold=1e-7,
     fine_below=100_000,
     order=None,
     batch_fraction=cl.BATCH_FRACTION,
@@ -125,16 +130,7 @@ def louvain_levels(
         order = np.ascontiguousarray(order, dtype=np.int32)
         prio = np.empty(n, np.int32)
         prio[order] = np.arange(n, dtype=np.int32)
-    q = cl.level_modularity(
-        indptr,
-        np.ascontiguousarray(indices, np.int32),
-        w,
-        loop,
-        np.arange(n, dtype=np.int32),
-        k,
-        m2,
-        float(resolution),
-    )
+    q = cl.singleton_modularity(loop, k, m2, float(resolution))
     g = _Level(
         xp,
         xp.asarray(indptr),
@@ -169,7 +165,7 @@ def louvain_levels(
             for sub, info in rest:
                 yield sub[host_labels], info
             return
-        thr = coarse_threshold if g.n >= fine_below else threshold
+        thr = cl.sweep_tolerance(g.n, threshold, coarse_threshold, fine_below)
         deg = np.diff(g.indptr_host)
         max_arcs, nbatch = cl.batch_limits(
             int(np.count_nonzero(deg)), g.arcs, batch_fraction, max_batches, sequential_arcs
@@ -229,11 +225,13 @@ def _optimise(xp, mod, g, order, prio, m2, resolution, threshold, max_arcs, nbat
     dummy_f64 = xp.zeros(1, xp.float64)
     total = 0
     sweeps = 0
+    all_active = True
     while sweeps < max_sweeps:
         sverts_h, bounds, batch_h = cl.sweep_schedule(
             bptr, verts, g.indptr_host, max_arcs, nbatch, sweeps
         )
         sweeps += 1
+        full, all_active = all_active, False  # the CPU engine's end-of-level rule
         sverts = xp.asarray(sverts_h)
         batch = xp.asarray(batch_h)
         keep = (comm.copy(), a.copy(), size.copy(), intra.copy())
@@ -302,18 +300,30 @@ def _optimise(xp, mod, g, order, prio, m2, resolution, threshold, max_arcs, nbat
             )
         moved = int(to_host(moved_d)[0])
         if moved == 0:
-            break
+            if full:
+                break
+            active.fill(1)
+            all_active = True
+            continue
         intra_k(_grid(n), (BLOCK,), (nn, g.indptr, g.indices, g.w, g.loop, comm, dirty, intra))
         sq = float(xp.sum(a * a))
         q_new = float(xp.sum(intra)) / m2 - resolution * sq / (m2 * m2)
         if q_new < q:
             comm, a, size, intra = keep
-            break
+            if max_arcs <= 1:
+                break
+            max_arcs, nbatch = 1, 0  # as on the CPU: go on one vertex at a time
+            active.fill(1)
+            all_active = True
+            continue
         total += moved
         gain = q_new - q
         q = q_new
         if gain <= threshold:
-            break
+            if full:
+                break
+            active.fill(1)
+            all_active = True
     return comm, q, total, sweeps
 
 

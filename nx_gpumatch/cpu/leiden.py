@@ -1,0 +1,363 @@
+"""Leiden community detection on the CPU.
+
+The method of Traag, Waltman and van Eck 2019 ("From Louvain to Leiden:
+guaranteeing well-connected communities"). A level is
+
+1. local moving: the Louvain engine's sweeps (:func:`nx_gpumatch.cpu.louvain.optimise`)
+   from the previous level's partition P (singletons on the first level);
+2. refinement: each community C of P is split again into singletons, and
+   its well-connected vertices (E(v, C-v) >= gamma k_v (K_C - k_v) / 2m) join,
+   one by one in the vertex order, a well-connected sub-community of C
+   chosen at random among those with non-negative gain (probability
+   proportional to exp(gain / theta), staying alone included); only
+   singletons move, so every sub-community stays connected;
+3. aggregation on the refined partition (the Louvain engine's
+   :func:`~nx_gpumatch.cpu.louvain.aggregate`); each new vertex starts the
+   next level in the community of P that holds it.
+
+A pass stops once local moving leaves every vertex of a level alone: the
+communities are then refined sub-communities, each connected. Further passes
+rerun the method from the partition found (see MAX_PASSES); each ends the
+same way, so the final communities are connected too. Gains are in
+edge-weight units (modularity gain times m), as in igraph, so theta = 0.01
+makes the choice nearly greedy on unit weights.
+
+The random choice of the refinement hashes (key, vertex, refinement count):
+results depend on the seed, never on the number of threads.
+"""
+
+import numba
+import numpy as np
+from numba import njit
+
+from nx_gpumatch.cpu import louvain as cl
+from nx_gpumatch.cpu.random import counter_hash
+
+# Randomness of the refinement's choice (the paper's theta).
+THETA = 0.01
+
+# Safety cap on levels of one pass (each level that goes on merges something).
+MAX_LEVELS = 10_000
+
+# Passes: each pass after the first runs the method again on the input graph
+# from the partition the one before ended with (igraph's n_iterations; the
+# paper's iterated Leiden). They stop once a pass gains at most PASS_TOL.
+MAX_PASSES = 32
+PASS_TOL = 1e-5
+
+
+@njit(cache=True)
+def refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt):
+    """The refined partition of ``comm`` (community degrees ``a``).
+
+    Returns ``ref``: the sub-community of each vertex, named after one of its
+    members (ids below n), each inside one community of ``comm``.
+    """
+    n = indptr.shape[0] - 1
+    ref = np.arange(n).astype(np.int32)
+    ra = k.copy()  # degree of each sub-community
+    rsize = np.ones(n, np.int32)
+    ext = np.zeros(n, np.float64)  # weight from a sub-community to the rest of its community
+    maxdeg = 0
+    for v in range(n):
+        c = comm[v]
+        s = 0.0
+        for p in range(indptr[v], indptr[v + 1]):
+            if comm[indices[p]] == c:
+                s += w[p]
+        ext[v] = s
+        maxdeg = max(maxdeg, indptr[v + 1] - indptr[v])
+    pos = np.full(n, -1, np.int32)
+    buf_r = np.empty(maxdeg + 1, np.int32)
+    buf_w = np.empty(maxdeg + 1, np.float64)
+    buf_g = np.empty(maxdeg + 1, np.float64)
+    for t in range(n):
+        v = order[t]
+        own = ref[v]
+        if rsize[own] != 1:
+            continue  # others joined v: it is no longer a singleton
+        c = comm[v]
+        kv = k[v]
+        ac = a[c]
+        ev = ext[own]
+        if ev < res_over_m2 * kv * (ac - kv) or indptr[v + 1] == indptr[v]:
+            continue  # v is not well connected to its community
+        cnt = 0
+        for p in range(indptr[v], indptr[v + 1]):
+            j = indices[p]
+            if comm[j] != c:
+                continue
+            r = ref[j]
+            q = pos[r]
+            if q < 0:
+                pos[r] = cnt
+                buf_r[cnt] = r
+                buf_w[cnt] = w[p]
+                cnt += 1
+            else:
+                buf_w[q] += w[p]
+        # Candidates: well-connected sub-communities with gain >= 0; staying
+        # alone (gain 0) is one of them.
+        best = 0.0
+        ncand = 0
+        for q in range(cnt):
+            r = buf_r[q]
+            pos[r] = -1
+            g = buf_w[q] - res_over_m2 * kv * ra[r]
+            rr = ra[r]
+            if g < 0.0 or ext[r] < res_over_m2 * rr * (ac - rr):
+                continue
+            buf_r[ncand] = r
+            buf_w[ncand] = buf_w[q]
+            buf_g[ncand] = g
+            ncand += 1
+            best = max(best, g)
+        if ncand == 0:
+            continue
+        # exp((g - best) / theta), staying alone weighs exp(-best / theta)
+        total = np.exp(-best / theta)
+        for q in range(ncand):
+            buf_g[q] = np.exp((buf_g[q] - best) / theta)
+            total += buf_g[q]
+        h = counter_hash(key, v, salt)
+        u = np.float64(h >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+        pick = -1
+        acc = np.exp(-best / theta)
+        if u >= acc:
+            for q in range(ncand):
+                acc += buf_g[q]
+                pick = q
+                if u < acc:
+                    break
+        if pick < 0:
+            continue
+        r = buf_r[pick]
+        ext[r] += ev - 2.0 * buf_w[pick]
+        ra[r] += kv
+        rsize[r] += 1
+        rsize[own] = 0
+        ref[v] = r
+    return ref
+
+
+def leiden_levels(
+    indptr,
+    indices,
+    w,
+    loop,
+    *,
+    resolution=1.0,
+    theta=THETA,
+    key=0,
+    coarse_threshold=1e-7,
+    fine_below=100_000,
+    order=None,
+    max_sweeps=cl.MAX_SWEEPS,
+    max_passes=MAX_PASSES,
+    pass_tol=PASS_TOL,
+    sequential_arcs=cl.SEQUENTIAL_ARCS,
+    parallel_min_arcs=None,
+):
+    """Generator over the levels of the Leiden method.
+
+    Same graph arrays and yields as :func:`nx_gpumatch.cpu.louvain.louvain_levels`
+    (``labels`` is the partition P after the level's local moving; ``info``
+    adds ``refined``, the number of refined sub-communities, and ``pass``).
+    Levels that move nothing are not yielded (except the very first), so
+    modularity rises from one yield to the next. ``key`` (a 64-bit int)
+    drives the refinement's random choices, ``order`` (a permutation) the
+    vertex order of both phases; ``max_passes`` and ``pass_tol`` end the
+    passes (see MAX_PASSES). ``sequential_arcs`` and ``parallel_min_arcs``
+    tune the local moving as in the Louvain engine.
+    """
+    n = indptr.shape[0] - 1
+    k = cl.weighted_degrees(indptr, w, loop)
+    m2 = float(k.sum())
+    if m2 <= 0.0:
+        yield (
+            np.arange(n, dtype=np.int32),
+            {
+                "vertices": n,
+                "edges": int(indices.shape[0] // 2),
+                "modularity": 0.0,
+                "moves": 0,
+                "sweeps": 0,
+                "refined": n,
+                "pass": 1,
+            },
+        )
+        return
+    if order is None:
+        order = np.arange(n, dtype=np.int32)
+        prio = order
+    else:
+        order = np.ascontiguousarray(order, dtype=np.int32)
+        prio = np.empty(n, np.int32)
+        prio[order] = np.arange(n, dtype=np.int32)
+    theta = float(theta)
+    if not theta > 0.0:
+        raise ValueError(f"theta must be positive, got {theta!r}")
+    par_floor = cl.PARALLEL_MIN_ARCS if parallel_min_arcs is None else parallel_min_arcs
+    threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(sequential_arcs, par_floor)
+    run = dict(
+        m2=m2,
+        resolution=float(resolution),
+        theta=theta,
+        key=np.uint64(int(key) & (2**64 - 1)),
+        coarse_threshold=coarse_threshold,
+        fine_below=fine_below,
+        max_sweeps=int(max_sweeps),
+        optimise=cl.optimise if threaded else cl.optimise_1,
+        aggregate=cl.aggregate if threaded else cl.aggregate_1,
+        sequential_arcs=sequential_arcs,
+        parallel_min_arcs=parallel_min_arcs,
+    )
+    part = np.arange(n, dtype=np.int32)
+    q_part = None
+    salt = 0
+    for p in range(max(1, int(max_passes))):
+        graph = (indptr, indices, w, loop, k, order, prio)
+        step = _one_pass(graph, part, salt, first=p == 0, **run)
+        moves = sweeps = 0
+        while True:
+            try:
+                labels, info = next(step)
+            except StopIteration as stop:
+                part, q_end, salt = stop.value
+                break
+            info["pass"] = p + 1
+            if p == 0:
+                yield labels, info
+            else:
+                moves += info["moves"]
+                sweeps += info["sweeps"]
+        if q_part is not None:
+            if q_end - q_part <= float(pass_tol):
+                return
+            # Later passes yield their result only (levels of the first pass
+            # form a hierarchy; a later pass's levels do not).
+            yield (
+                part,
+                {
+                    "vertices": n,
+                    "edges": int(indices.shape[0] // 2),
+                    "modularity": q_end,
+                    "moves": moves,
+                    "sweeps": sweeps,
+                    "refined": int(part.max()) + 1,
+                    "pass": p + 1,
+                },
+            )
+        q_part = q_end
+
+
+def _one_pass(
+    graph,
+    init,
+    salt,
+    *,
+    first,
+    m2,
+    resolution,
+    theta,
+    key,
+    coarse_threshold,
+    fine_below,
+    max_sweeps,
+    optimise,
+    aggregate,
+    sequential_arcs,
+    parallel_min_arcs,
+):
+    """One run of the method from partition ``init`` of the input graph: yields
+    the levels that moved something (and a pass's first level if ``first``);
+    returns (final partition, its modularity, next salt)."""
+    indptr, indices, w, loop, k, order, prio = graph
+    n = indptr.shape[0] - 1
+    pos = np.full((0, n), -1, np.int32)
+    labels = np.arange(n, dtype=np.int32)  # input vertex -> vertex of this level
+    last = init
+    q_last = None
+    for level in range(MAX_LEVELS):
+        nv = indptr.shape[0] - 1
+        deg = np.diff(indptr)
+        maxdeg = int(deg.max()) if nv else 0
+        pos, nchunks = cl._thread_rows(pos)
+        _, buf_c, buf_j, buf_w = cl.move_scratch(pos.shape[0], 0, maxdeg)
+        thr = cl.sweep_tolerance(nv, 1e-7, coarse_threshold, fine_below)
+        max_arcs, nbatch = cl.batch_limits(
+            int(np.count_nonzero(deg)),
+            int(indices.shape[0]),
+            cl.BATCH_FRACTION,
+            cl.MAX_BATCHES,
+            sequential_arcs,
+        )
+        par_min = parallel_min_arcs
+        if par_min is None:
+            par_min = cl.parallel_min_arcs_now() if max_arcs > 1 else cl.PARALLEL_MIN_ARCS
+        comm, q, moves, sweeps = optimise(
+            indptr,
+            indices,
+            w,
+            loop,
+            k,
+            order,
+            prio,
+            m2,
+            resolution,
+            float(thr),
+            cl.MOVE_BUCKETS,
+            max_arcs,
+            nbatch,
+            pos,
+            buf_c,
+            buf_j,
+            buf_w,
+            nchunks,
+            int(par_min),
+            max_sweeps,
+            init,
+        )
+        del buf_c, buf_j, buf_w
+        pid, kp, _, _ = cl.renumber(comm)
+        if kp == nv:
+            ref = comm  # every vertex alone: nothing to refine
+        else:
+            a = np.bincount(comm, weights=k, minlength=nv)
+            ref = refine(
+                indptr, indices, w, k, comm, a, order, resolution / m2, theta, key, np.int64(salt)
+            )
+            salt += 1
+        rid, K, ptr, members = cl.renumber(ref)
+        if q_last is None or moves:
+            last = pid[comm[labels]]
+            q_last = float(q)
+            if moves or first:
+                yield (
+                    last,
+                    {
+                        "vertices": nv,
+                        "edges": int(indices.shape[0] // 2),
+                        "modularity": q_last,
+                        "moves": int(moves),
+                        "sweeps": int(sweeps),
+                        "refined": int(K),
+                    },
+                )
+            first = False
+        if kp == nv:
+            break  # the communities are the refined ones of the level before
+        if K == nv:
+            # Refinement merged nothing and the level would repeat: aggregate
+            # on P itself (Louvain's step) so that the method goes on.
+            ref, (rid, K, ptr, members) = comm, (pid, kp, *cl.renumber(comm)[2:])
+        nxt = np.empty(K, np.int32)
+        nxt[rid[ref]] = pid[comm]
+        labels = rid[ref[labels]]
+        pos, nchunks = cl._thread_rows(pos)
+        indptr, indices, w, loop, k = aggregate(
+            ref, rid, K, ptr, members, indptr, indices, w, loop, pos, nchunks
+        )
+        order, prio = cl.carry_order(order, rid, K)
+        init = nxt
+    return last, q_last, salt

@@ -1,0 +1,335 @@
+"""Leiden communities: connected communities, modularity at least Louvain's,
+partitions of all nodes, networkx's dispatch and the package's own entry
+points, reproducibility and thread-count independence."""
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+import nx_gpumatch as gm
+from nx_gpumatch import Graph, generators
+from nx_gpumatch.cpu import leiden as cd
+from nx_gpumatch.cpu import louvain as cl
+
+needs_nx_leiden = pytest.mark.skipif(
+    not hasattr(nx.community, "leiden_communities"),
+    reason="this networkx has no leiden_communities to dispatch",
+)
+
+
+def _labels(n, communities):
+    lab = np.full(n, -1, np.int64)
+    for i, c in enumerate(communities):
+        for v in c:
+            assert lab[v] == -1, f"node {v} in two communities"
+            lab[v] = i
+    assert (lab >= 0).all(), "not every node is in a community"
+    return lab
+
+
+def _split_communities(g, labels):
+    """How many more connected pieces than communities the partition has."""
+    labels = np.asarray(labels)
+    keep = labels[g.edge_src] == labels[g.edge_dst]
+    n = g.num_nodes
+    A = sp.coo_matrix((np.ones(keep.sum()), (g.edge_src[keep], g.edge_dst[keep])), shape=(n, n))
+    pieces = sp.csgraph.connected_components(A, directed=False)[0]
+    return pieces - (int(labels.max()) + 1 if n else 0)
+
+
+def _modularity(g, labels, resolution=1.0):
+    labels = np.asarray(labels, np.int64)
+    w = g.edge_weight
+    m = float(w.sum() + g.loop_weight.sum())
+    inner = float(w[labels[g.edge_src] == labels[g.edge_dst]].sum() + g.loop_weight.sum())
+    deg = (
+        np.bincount(g.edge_src, w, g.num_nodes)
+        + np.bincount(g.edge_dst, w, g.num_nodes)
+        + 2 * g.loop_weight
+    )
+    vol = np.bincount(labels, deg)
+    return inner / m - resolution * float((vol * vol).sum()) / (4 * m * m)
+
+
+# ------------------------------------------------------------ guarantees
+def test_connected_where_louvain_splits_a_community():
+    # Louvain leaves one community in two pieces on this weighted planted partition.
+    g, _ = generators.planted_partition(10000, 100, 3, 1.5, seed=4, weights="uniform")
+    louvain = gm.louvain_communities(g, seed=4)
+    assert _split_communities(g, louvain) > 0, "Louvain is connected here: pick another graph"
+    leiden = gm.leiden_communities(g, seed=4)
+    assert _split_communities(g, leiden) == 0
+    assert _modularity(g, leiden) >= _modularity(g, louvain)
+
+
+_SET = [
+    # n, communities, intra / inter neighbours per vertex, weights
+    (300, 10, 3, 1, None),
+    (500, 20, 2.5, 1.5, "uniform"),
+    (1000, 30, 3, 2, None),
+    (2000, 40, 4, 2, "exponential"),
+    (1500, 20, 8, 8, "integer"),
+]
+
+
+def test_connected_and_modularity_at_least_louvains():
+    """Over a set of sparse planted partitions (where Louvain's levels stall
+    early), every Leiden community is connected and the summed modularity is
+    at least Louvain's with the same seed."""
+    ours, louv = [], []
+    for n, k, d_in, d_out, weights in _SET:
+        for seed in range(2):
+            g, _ = generators.planted_partition(n, k, d_in, d_out, seed=seed, weights=weights)
+            lab = gm.leiden_communities(g, seed=seed)
+            assert lab.shape == (n,) and lab.dtype == np.int64
+            assert _split_communities(g, lab) == 0, (n, k, weights, seed)
+            ours.append(_modularity(g, lab))
+            louv.append(_modularity(g, gm.louvain_communities(g, seed=seed)))
+    assert sum(ours) >= sum(louv), (ours, louv)
+
+
+def test_reported_modularity_rises():
+    """Each yielded partition carries its modularity (networkx's), which rises
+    from one to the next. (Unlike Louvain's, Leiden's levels need not nest: a
+    level moves refined parts of the communities before it.)"""
+    g, _ = generators.planted_partition(3000, 30, 3, 1.5, seed=2, weights="uniform")
+    from nx_gpumatch.algorithms import leiden as front
+
+    prev = -1.0
+    passes = set()
+    for lab, info in front.levels(g, seed=5, progress=False):
+        assert info["modularity"] == pytest.approx(_modularity(g, lab), abs=1e-9)
+        assert info["modularity"] > prev
+        prev = info["modularity"]
+        passes.add(info["pass"])
+    assert _split_communities(g, lab) == 0
+    assert len(passes) > 1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_refinement_gives_connected_parts_of_each_community(seed):
+    """Refining any partition (here a random one) splits every community into
+    connected sub-communities."""
+    g, _ = generators.planted_partition(800, 8, 4, 2, seed=seed, weights="exponential")
+    rng = np.random.default_rng(seed)
+    comm = rng.integers(0, 12, g.num_nodes).astype(np.int32)
+    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
+    a = np.bincount(comm, weights=k, minlength=g.num_nodes)
+    order = rng.permutation(g.num_nodes).astype(np.int32)
+    ref = cd.refine(
+        g.indptr, g.indices, g.weights, k, comm, a, order, 1.0 / k.sum(), 0.01, np.uint64(7), 0
+    )
+    # every sub-community inside one community
+    pairs = np.unique(np.c_[ref, comm], axis=0)
+    assert np.unique(pairs[:, 0]).size == pairs.shape[0]
+    _, dense = np.unique(ref, return_inverse=True)
+    assert _split_communities(g, dense) == 0
+    assert dense.max() + 1 < g.num_nodes  # it merged something
+
+
+def test_theta_makes_the_refinement_random():
+    g, _ = generators.planted_partition(2000, 10, 6, 3, seed=1, weights="uniform")
+    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
+    comm = np.asarray(gm.louvain_communities(g, seed=1, max_level=1), np.int32)
+    a = np.bincount(comm, weights=k, minlength=g.num_nodes)
+    order = np.arange(g.num_nodes, dtype=np.int32)
+
+    def refined(theta, key):
+        return cd.refine(
+            g.indptr, g.indices, g.weights, k, comm, a, order, 1 / k.sum(), theta, np.uint64(key), 0
+        )
+
+    assert np.array_equal(refined(100.0, 3), refined(100.0, 3))
+    assert not np.array_equal(refined(100.0, 3), refined(100.0, 4))
+    # a small theta is nearly greedy: the key hardly matters
+    low = [refined(1e-4, key) for key in (3, 4)]
+    assert np.mean(low[0] == low[1]) > 0.99
+
+
+# ------------------------------------------------------------ edge cases
+def test_trivial_graphs():
+    assert gm.leiden_communities(nx.Graph()) == []
+    G = nx.Graph()
+    G.add_node("a")
+    assert gm.leiden_communities(G) == [{"a"}]
+    G = nx.empty_graph(4)
+    assert sorted(map(sorted, gm.leiden_communities(G))) == [[0], [1], [2], [3]]
+    G = nx.Graph([(0, 0), (1, 1)])
+    assert sorted(map(sorted, gm.leiden_communities(G))) == [[0], [1]]
+    # self-loops and an isolated node next to two triangles joined by one edge
+    G = nx.Graph([(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3), (2, 3), (0, 0)])
+    G.add_node(9)
+    parts = gm.leiden_communities(G, seed=1)
+    assert sorted(map(sorted, parts)) == [[0, 1, 2], [3, 4, 5], [9]]
+    assert list(gm.leiden_partitions(nx.empty_graph(3))) == [[{0}, {1}, {2}]]
+
+
+def test_bad_input():
+    G = nx.karate_club_graph()
+    with pytest.raises(NotImplementedError, match="no GPU Leiden"):
+        gm.leiden_communities(G, device="gpu")
+    assert gm.leiden_communities(G, device="auto", seed=1) == gm.leiden_communities(
+        G, device="cpu", seed=1
+    )
+    with pytest.raises(ValueError, match="max_level"):
+        gm.leiden_communities(G, max_level=0)
+    with pytest.raises(ValueError, match="theta"):
+        gm.leiden_communities(G, theta=0)
+    with pytest.raises(ValueError, match="passes"):
+        gm.leiden_communities(G, passes=0)
+    with pytest.raises(ValueError, match="resolution"):
+        gm.leiden_communities(G, resolution=float("nan"))
+    H = G.copy()
+    H[0][1]["weight"] = -1.0
+    with pytest.raises(ValueError, match="non-negative"):
+        gm.leiden_communities(H)
+
+
+# ------------------------------------------------------------ input types
+def test_input_types_agree():
+    G = nx.karate_club_graph()
+    sets = gm.leiden_communities(G, seed=3)
+    lab = _labels(34, sets)
+    df = nx.to_pandas_edgelist(G)
+    out = gm.leiden_communities(df, seed=3)
+    assert list(out.columns) == ["vertex", "community"]
+    by_df = dict(zip(out["vertex"], out["community"]))
+    g = Graph.from_networkx(G, weight="weight")
+    arr = gm.leiden_communities(g, seed=3)
+    assert arr.dtype == np.int64
+    # same partition up to community names
+    for other in (np.array([by_df[v] for v in range(34)]), arr):
+        pairs = np.unique(np.c_[lab, other], axis=0)
+        assert pairs.shape[0] == lab.max() + 1 == other.max() + 1
+    parts = list(gm.leiden_partitions(df, seed=3))
+    assert all(isinstance(p, pd.DataFrame) for p in parts)
+    assert np.array_equal(parts[-1]["community"].to_numpy(), out["community"].to_numpy())
+
+
+def test_resolution_and_weights_matter():
+    g, _ = generators.planted_partition(1000, 10, 6, 2, seed=0, weights="exponential")
+    few = gm.leiden_communities(g, resolution=0.2, seed=0).max()
+    many = gm.leiden_communities(g, resolution=3.0, seed=0).max()
+    assert few < many
+    G = nx.Graph()
+    G.add_weighted_edges_from([(0, 1, 10), (1, 2, 0.1), (2, 3, 10), (3, 0, 0.1)])
+    assert sorted(map(sorted, gm.leiden_communities(G))) == [[0, 1], [2, 3]]
+    H = nx.karate_club_graph()
+    unit = H.copy()
+    nx.set_edge_attributes(unit, 1, "weight")
+    by_none = gm.leiden_communities(H, weight=None, seed=2)
+    assert by_none == gm.leiden_communities(unit, seed=2)
+
+
+# ------------------------------------------------------------ determinism
+def test_seeded_runs_repeat_and_seeds_differ():
+    g, _ = generators.planted_partition(3000, 60, 3, 2, seed=3)
+    a = gm.leiden_communities(g, seed=11)
+    assert np.array_equal(a, gm.leiden_communities(g, seed=11))
+    assert not np.array_equal(a, gm.leiden_communities(g, seed=12))
+
+
+def test_thread_count_independent(nthreads):
+    # batched, threaded local moving on a graph this small, to exercise the parallel kernels
+    g, _ = generators.planted_partition(6000, 40, 6, 3, seed=1, weights="uniform")
+    order = np.random.default_rng(1).permutation(g.num_nodes).astype(np.int32)
+    out = [
+        (lab, info["modularity"])
+        for lab, info in cd.leiden_levels(
+            g.indptr,
+            g.indices,
+            g.weights,
+            g.loop_weight,
+            key=99,
+            order=order,
+            sequential_arcs=0,
+            parallel_min_arcs=1,
+            max_passes=2,
+        )
+    ]
+    key = tuple(np.concatenate([lab for lab, _ in out]).tolist())
+    mods = [q for _, q in out]
+    cache = test_thread_count_independent.__dict__.setdefault("seen", {})
+    cache.setdefault("run", (key, mods))
+    assert cache["run"] == (key, mods), f"differs with {nthreads} threads"
+    assert _split_communities(g, out[-1][0]) == 0
+
+
+# ------------------------------------------------------------ networkx
+@needs_nx_leiden
+def test_dispatch_matches_own_entry_point():
+    G = nx.karate_club_graph()
+    got = nx.community.leiden_communities(G, backend="gpumatch", seed=7)
+    assert got == gm.leiden_communities(G, seed=7)
+    parts = list(nx.community.leiden_partitions(G, backend="gpumatch", seed=7))
+    assert parts[-1] == got
+    first = nx.community.leiden_communities(G, backend="gpumatch", seed=7, max_level=1)
+    assert first == parts[0]
+    q = nx.community.modularity(G, got)
+    assert q == pytest.approx(
+        _modularity(Graph.from_networkx(G, weight="weight"), _labels(34, got))
+    )
+    assert q > 0.4
+
+
+@needs_nx_leiden
+def test_dispatch_refuses_what_it_cannot_run():
+    G = nx.karate_club_graph()
+    with pytest.raises(nx.NetworkXNotImplemented):
+        nx.community.leiden_communities(nx.DiGraph(G), backend="gpumatch")
+    with pytest.raises(ValueError, match="simple graphs"):
+        nx.community.leiden_communities(nx.MultiGraph(G), backend="gpumatch")
+    H = G.copy()
+    H.add_edge(0, 1, weight=-2.0)
+    with pytest.raises(ValueError, match="negative weight"):
+        nx.community.leiden_communities(H, backend="gpumatch")
+    H = nx.Graph([(0, 1), (1, 2)])
+    H.add_edge(2, 3, weight=True)
+    with pytest.raises(ValueError, match="boolean"):
+        list(nx.community.leiden_partitions(H, backend="gpumatch"))
+
+
+# ------------------------------------------------------------ command line
+def test_cli_leiden(capsys, tmp_path):
+    from nx_gpumatch.cli import main
+
+    out_csv = tmp_path / "c.csv"
+    argv = ["louvain", "--leiden", "-n", "1000", "-m", "3000", "--no-progress"]
+    assert main([*argv, "--passes", "2", "-o", str(out_csv)]) == 0
+    out = capsys.readouterr().out
+    assert "Leiden" in out and "ours by networkx" in out
+    df = pd.read_csv(out_csv)
+    assert len(df) == 1000 and df["community"].min() == 0
+    assert main(["louvain", "-n", "200", "-m", "800", "--no-progress", "--passes", "2"]) == 2
+    assert "--passes needs --leiden" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ networkx's tests
+@needs_nx_leiden
+@pytest.mark.slow
+def test_networkx_leiden_tests_on_backend():
+    """networkx's own Leiden tests (skipped there without a backend) in its
+    test mode on gpumatch; multigraphs are the one written xfail."""
+    import importlib.util
+
+    if importlib.util.find_spec("networkx.algorithms.community.tests.test_leiden") is None:
+        pytest.skip("this networkx ships no Leiden tests")
+    from nx_suite import run_networkx_suite
+
+    res, out = run_networkx_suite(
+        ["networkx.algorithms.community.tests.test_leiden"],
+        ("leiden_communities", "leiden_partitions"),
+        fallback=True,  # for modularity and partition_quality, which gpumatch lacks
+    )
+    out = out[-4000:]
+    assert res["code"] == 0 and not res["failed"], out
+    from nx_gpumatch.algorithms.leiden import _NOT_HERE
+
+    for name, reason, _outcome in res["xfailed"]:
+        assert name in _NOT_HERE and reason.startswith("gpumatch Leiden:"), (name, reason)
+    assert not res["fallbacks"], res["fallbacks"]  # Leiden has nothing to fall back to
+    assert res["calls"]["leiden_communities"] >= 10
+    assert res["calls"]["leiden_partitions"] >= 2
+    assert res["passed"] >= 8
