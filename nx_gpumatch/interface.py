@@ -70,23 +70,6 @@ class BackendInterface:
             hook = getattr(mod, "on_start_tests", None)
             if hook is not None:
                 hook(items)
-        import pytest
-
-        for item in items:
-            path = str(getattr(item, "path", getattr(item, "fspath", "")))
-            reason = _XFAIL.get((path.rsplit("/", 1)[-1], item.name))
-            if reason is not None and item.get_closest_marker("xfail") is None:
-                item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
-
-
-# networkx tests that cannot pass on the backend although it answers correctly.
-_XFAIL = {
-    ("test_louvain.py", "test_petersen"): (
-        "gpumatch Louvain: asserts the one partition networkx's own node visiting order gives "
-        "for a fixed seed; the backend's parallel bucketed order finds another partition of "
-        "the Petersen graph (checked for modularity elsewhere)"
-    ),
-}
 
 
 def _weight_reason(name, args, kwargs):

@@ -62,12 +62,25 @@ def test_csv_edge_list_input(tmp_path):
 # stderr and exit code 2. Run in-process: these fail before any real work.
 GRAPH_COMMANDS = ["match", "b-matching", "louvain"]
 ALL_COMMANDS = [*GRAPH_COMMANDS, "stable-marriage"]
+# Own input options (sides of a bipartite graph; per-rank reading under MPI).
+FILE_COMMANDS = ["bipartite", "distributed"]
+# bipartite and distributed print no progress display, so have no --no-progress.
+NO_PROGRESS_OPTION = {"bipartite", "distributed"}
+
+
+def _quiet(cmd):
+    return [] if cmd in NO_PROGRESS_OPTION else ["--no-progress"]
+
+
+# Subcommands without graph options: only argparse's own errors apply.
+OTHER_COMMANDS = ["warmup", "benchmark"]
 
 
 def _error(capsys, *argv):
     from nx_gpumatch.cli import main
 
-    code = main(["--no-progress", *argv] if argv[0] not in ALL_COMMANDS else list(argv))
+    known = ALL_COMMANDS + FILE_COMMANDS + OTHER_COMMANDS
+    code = main(["--no-progress", *argv] if argv[0] not in known else list(argv))
     err = capsys.readouterr().err
     assert code == 2, err
     lines = err.strip().splitlines()
@@ -84,7 +97,21 @@ def _subcommands():
 
 
 def test_every_subcommand_is_covered_here():
-    assert _subcommands() == set(ALL_COMMANDS)
+    assert _subcommands() == set(ALL_COMMANDS + FILE_COMMANDS + OTHER_COMMANDS)
+
+
+@pytest.mark.parametrize("cmd", FILE_COMMANDS)
+def test_bad_input_of_file_commands(capsys, cmd, tmp_path):
+    assert "not found" in _error(capsys, cmd, "--input", str(tmp_path / "nope.mtx"))
+    assert "cannot write" in _error(capsys, cmd, "-o", str(tmp_path / "no/dir/x.csv"))
+    assert "positive" in _error(capsys, cmd, "--threads", "0")
+    assert "unrecognized" in _error(capsys, cmd, "--no-such-option")
+
+
+@pytest.mark.parametrize("cmd", OTHER_COMMANDS)
+def test_unknown_option_of_other_commands(capsys, cmd):
+    msg = _error(capsys, cmd, "--no-such-option")
+    assert "unrecognized" in msg or "required" in msg or "invalid choice" in msg
 
 
 @pytest.fixture
@@ -98,24 +125,24 @@ def edges_csv(tmp_path):
 
 @pytest.mark.parametrize("cmd", GRAPH_COMMANDS)
 def test_missing_input_file(capsys, cmd, tmp_path):
-    msg = _error(capsys, cmd, "--no-progress", "--input", str(tmp_path / "nope.csv"))
+    msg = _error(capsys, cmd, *_quiet(cmd), "--input", str(tmp_path / "nope.csv"))
     assert "not found" in msg
 
 
 @pytest.mark.parametrize("cmd", GRAPH_COMMANDS)
 def test_unwritable_output(capsys, cmd, tmp_path):
-    msg = _error(capsys, cmd, "--no-progress", "-n", "10", "-o", str(tmp_path / "no/dir/x.csv"))
+    msg = _error(capsys, cmd, *_quiet(cmd), "-n", "10", "-o", str(tmp_path / "no/dir/x.csv"))
     assert "cannot write" in msg
-    assert "cannot write" in _error(capsys, cmd, "--no-progress", "-n", "10", "-o", str(tmp_path))
+    assert "cannot write" in _error(capsys, cmd, *_quiet(cmd), "-n", "10", "-o", str(tmp_path))
 
 
 @pytest.mark.parametrize("cmd", GRAPH_COMMANDS)
 def test_unknown_weight_and_id_columns(capsys, cmd, edges_csv):
     assert "--weight 'w'" in _error(
-        capsys, cmd, "--no-progress", "--input", edges_csv, "--weight", "w"
+        capsys, cmd, *_quiet(cmd), "--input", edges_csv, "--weight", "w"
     )
     assert "--source 'a'" in _error(
-        capsys, cmd, "--no-progress", "--input", edges_csv, "--source", "a"
+        capsys, cmd, *_quiet(cmd), "--input", edges_csv, "--source", "a"
     )
 
 
@@ -137,7 +164,7 @@ def test_bad_option_values(capsys, cmd, argv, words):
 @pytest.mark.parametrize("cmd", GRAPH_COMMANDS)
 def test_bad_generator_options(capsys, cmd):
     assert "invalid choice" in _error(capsys, cmd, "--generate", "rndom")
-    msg = _error(capsys, cmd, "--no-progress", "--generate", "geometric", "-n", "20", "-m", "50")
+    msg = _error(capsys, cmd, *_quiet(cmd), "--generate", "geometric", "-n", "20", "-m", "50")
     assert "-m does not apply" in msg
 
 
