@@ -49,11 +49,18 @@ def test_functions_is_the_union_of_the_dispatch_tables():
     assert set(get_info()["functions"]) == set(FUNCTIONS)
     for name in FUNCTIONS:
         assert callable(getattr(BackendInterface, name)), name
-        assert name in _registered_algorithms, f"networkx has no dispatched {name}"
+        if name not in NEWER_THAN_3_4:
+            assert name in _registered_algorithms, f"networkx has no dispatched {name}"
+
+
+# Dispatched names that networkx declares only from 3.5 on.
+NEWER_THAN_3_4 = {"leiden_communities", "leiden_partitions"}
 
 
 # ------------------------------------------------------------ signatures
 def _nx_parameters(name):
+    if name not in _registered_algorithms:
+        pytest.skip(f"this networkx ({nx.__version__}) does not declare {name}")
     return list(inspect.signature(_registered_algorithms[name].orig_func).parameters.values())
 
 
