@@ -91,13 +91,15 @@ def _weight_reason(name, args, kwargs):
     if cache is not None and key in cache:
         return cache[key]
     reason = None
+    import numpy as np
+
     for _, _, w in G.edges(data=weight, default=1):
         t = type(w)
-        if t is float:
-            continue  # NaN and infinities are bad input: conversion raises ValueError
-        if t is int:
-            if abs(w) > MAX_EXACT_INT:
-                reason = f"integer weight {w} is beyond 2**53, where float64 rounds"
+        if t is float or (isinstance(w, np.floating) and w.dtype.itemsize <= 8):
+            continue  # float64 holds these exactly; NaN and infinities raise ValueError later
+        if (t is int or isinstance(w, np.integer)) and t is not bool:
+            if abs(int(w)) > MAX_EXACT_INT:
+                reason = f"integer weight {w} is beyond 2**53, where float64 rounds (precision)"
         else:
             reason = (
                 f"weights of type {t.__name__} (e.g. {w!r}); gpumatch computes in float64, "

@@ -53,7 +53,7 @@ _REFUSED = {
     "one-negative": (None, "negative"),
     "decimal": (decimal.Decimal, "Decimal"),
     "fraction": (fractions.Fraction, "Fraction"),
-    "bool": (lambda w: w > 3, "boolean"),
+    "bool": (lambda w: w > 3, "bool"),
     "huge-int": (lambda w: w + 2**60, "precision"),
     "numpy-negative": (lambda w: np.float32(-w), "negative"),
 }
