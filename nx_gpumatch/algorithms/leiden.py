@@ -247,10 +247,29 @@ _PARAMS = {
 }
 
 
+def networkx_implements_leiden():
+    """True from networkx 3.7 on: it has a Leiden of its own (CPM by default,
+    ``metric=`` and further parameters this engine does not take)."""
+    import inspect
+
+    from networkx.utils.backends import _registered_algorithms
+
+    func = _registered_algorithms.get("leiden_communities")
+    return func is not None and "metric" in inspect.signature(func.orig_func).parameters
+
+
 def can_run(name, args, kwargs):
-    """Inputs the engine cannot cluster as asked raise here with the reason
-    Louvain gives for handing them to networkx: networkx has no Leiden to
-    hand them to. (networkx itself refuses directed graphs first.)"""
+    """Where networkx has its own Leiden (3.7+), every call stays with it.
+    Before that networkx has no Leiden to hand inputs to, so those the engine
+    cannot cluster raise here with the reason Louvain gives for handing them to
+    networkx. (networkx itself refuses directed graphs first.)"""
+    if networkx_implements_leiden():
+        import networkx as nx
+
+        return (
+            f"networkx {nx.__version__} implements {name} itself (metric=, CPM by default), "
+            "which gpumatch's modularity Leiden does not take"
+        )
     G = args[0] if args else kwargs.get("G")
     if G is None or not hasattr(G, "is_directed"):
         return True
