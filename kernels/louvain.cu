@@ -3,20 +3,26 @@
 // Read side by side with nx_gpumatch/cpu/louvain.py: the rules are the same,
 // so on weights whose sums are exact (integers) both engines return the same
 // partition. Per sweep the host walks the degree buckets and their commit
-// batches; for each batch it launches
+// batches (the schedule itself is drawn on the device, gpu/louvain.py); for
+// each batch it launches
 //   * compute_moves_group / compute_moves_block: the new community of every
 //     vertex of the batch (computeMove), with threads per vertex scaled to
 //     the degree: 4, 8, 16 or 32 lanes of a warp, or a whole block, each
 //     vertex with its own open-addressing hash table of neighbour
 //     communities in shared memory (or, for the largest degrees, in global
-//     memory), slots claimed with CAS;
+//     memory, a chunk of the batch at a time), slots claimed with CAS;
 //   * commit_moves: the batch's moves applied, community degrees and sizes
 //     updated with atomics, neighbours of movers flagged for another look;
 // and after the sweep intra_weights recomputes the inner weight of flagged
-// vertices for the modularity. Aggregation (merge_communities) hashes the
-// neighbour communities of all members of a community, again in shared or
-// global memory, and writes the merged rows; a prefix sum on the host side
-// gives the new row offsets.
+// vertices for the modularity. Aggregation sorts the arcs by (community of
+// the tail, community of the head) and sums each run (segment_sums).
+//
+// Row kernels (commit_moves, intra_weights, row_sums, arc_keys,
+// segment_sums) take `width`: the threads given to one row, a power of two
+// up to 32 (BLOCK / width rows per block) or BLOCK (a block per row), chosen
+// by the host from the row's length, so a hub row never runs on one thread.
+// Their sums are taken in a fixed order (lane-strided partial sums, then a
+// butterfly): the same bits on every run.
 //
 // The move rule: v joins the neighbouring community c maximising
 // w(v, c) - a[c] * resolution * k[v] / 2m (ties: lowest priority), if that
@@ -24,11 +30,16 @@
 // singleton may not join a singleton of its own batch with a higher priority
 // (no swaps). Products and differences are rounded separately (no fused
 // multiply-add) so that they match the CPU engine bit for bit.
+//
+// Defines from nx_gpumatch/gpu/louvain.py: BLOCK (threads per block).
 
-#define EMPTY_KEY (-1)
-#define FULL_MASK 0xFFFFFFFFu
-#define BLOCK 128
+#include "common.cuh"
+
+#if !defined(BLOCK) || BLOCK % 32 != 0
+#error "compile with -DBLOCK=<whole warps> (see nx_gpumatch/gpu/louvain.py)"
+#endif
 #define WARPS (BLOCK / 32)
+#define EMPTY_KEY (-1)
 #define NO_PRIO 0x7FFFFFFF
 
 #ifdef NX_GPUMATCH_EMULATION
@@ -39,9 +50,6 @@ __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(
 __device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
 #endif
 
-// Slots are claimed by other threads while this one probes; volatile keeps
-// each read a real load.
-__device__ __forceinline__ int load_key(const int* key, long long h) { return *(const volatile int*)(key + h); }
 
 // Add wt to community c's slot of the table (key, val, rep) of `size` slots,
 // claiming an empty slot with CAS if c is not there yet (double hashing; the
@@ -60,7 +68,7 @@ __device__ __forceinline__ void table_add(int* key, double* val, int* rep, long 
         step = size > 1 ? 1 + c % (size - 1) : 1;
     }
     for (;;) {
-        int cur = load_key(key, h);
+        int cur = load_i32(key + h);
         if (cur == EMPTY_KEY) {
             cur = atomicCAS(key + h, EMPTY_KEY, c);
             if (cur == EMPTY_KEY) {
@@ -285,171 +293,168 @@ extern "C" __global__ void compute_moves_block(int count, const int* __restrict_
     }
 }
 
+// ---------------------------------------------------------------- row groups
+// A launch of a row kernel covers rows 0..count-1 with `width` threads each
+// (see the top of the file). The group of this thread, its lane, and the
+// shuffle mask of its lanes (the full warp for width >= 32).
+struct RowGroup {
+    int per;   // rows per block
+    int g;     // group in the block
+    int lane;  // lane in the group
+    unsigned mask;
+};
+
+__device__ __forceinline__ RowGroup row_group(int width)
+{
+    RowGroup r;
+    r.per = BLOCK / width;
+    r.g = threadIdx.x / width;
+    r.lane = threadIdx.x % width;
+    r.mask = width >= 32 ? FULL_MASK : (((1u << width) - 1u) << (threadIdx.x & 31 & ~(width - 1)));
+    return r;
+}
+
+// Sum of v over the group's lanes, known to every lane. A block-wide group
+// (width == BLOCK) meets at barriers: every thread of the block must call it
+// equally often, which the row loops guarantee (one row per block at a time).
+__device__ __forceinline__ double group_sum(double v, int width, unsigned mask, double* red)
+{
+    if (width <= 32) {
+        for (int off = width >> 1; off > 0; off >>= 1) v += __shfl_xor_sync(mask, v, off, width);
+        return v;
+    }
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(FULL_MASK, v, off);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    double s = 0.0;
+    for (int q = 0; q < WARPS; ++q) s += red[q];
+    __syncthreads();  // red is free for the next row
+    return s;
+}
+
+// Row loop: rows i of this group, grid-stride. Every block runs the same
+// number of iterations per group when width == BLOCK (one group per block).
+#define ROW_LOOP(i, count, rg)                                                                   \
+    for (long long i = (long long)blockIdx.x * (rg).per + (rg).g; i < (count); i += (long long)gridDim.x * (rg).per)
+
 // ------------------------------------------------------------------ commit
 // Apply the batch's moves: community degrees and sizes change atomically
 // (exact on integer weights, so the order does not matter there); a mover and
 // its neighbours are flagged dirty (inner weight to recompute) and the
-// neighbours active (to be looked at again). Flags only go from 0 to 1.
+// neighbours active (to be looked at again), by all lanes of the row's group.
+// Flags only go from 0 to 1.
 extern "C" __global__ void commit_moves(int count, const int* __restrict__ verts, const int* __restrict__ newc, int* comm,
                                         const double* __restrict__ k, double* a, int* size, const long long* __restrict__ indptr,
-                                        const int* __restrict__ indices, unsigned char* active, unsigned char* dirty, int* moved)
+                                        const int* __restrict__ indices, unsigned char* active, unsigned char* dirty, int* moved,
+                                        int width)
 {
+    const RowGroup rg = row_group(width);
     int mine = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+    ROW_LOOP(i, count, rg)
+    {
         const int v = verts[i];
         const int c = newc[v], o = comm[v];
-        if (c == o) continue;
-        const double kv = k[v];
-        atomicAdd(a + o, -kv);
-        atomicAdd(a + c, kv);
-        atomicSub(size + o, 1);
-        atomicAdd(size + c, 1);
-        comm[v] = c;
-        dirty[v] = 1;
-        for (long long p = indptr[v]; p < indptr[v + 1]; ++p) {
+        if (c == o) continue;  // the same for every lane of the group
+        if (rg.lane == 0) {
+            const double kv = k[v];
+            atomicAdd(a + o, -kv);
+            atomicAdd(a + c, kv);
+            atomicSub(size + o, 1);
+            atomicAdd(size + c, 1);
+            dirty[v] = 1;
+            ++mine;
+        }
+        for (long long p = indptr[v] + rg.lane; p < indptr[v + 1]; p += width) {
             const int j = indices[p];
             active[j] = 1;
             dirty[j] = 1;
         }
-        ++mine;
     }
     if (mine) atomicAdd(moved, mine);
 }
 
-// intra[v] = weight of v's arcs inside its community plus twice its self-loop,
-// for dirty vertices (summed in row order, as on the CPU); clears the flags.
-extern "C" __global__ void intra_weights(int n, const long long* __restrict__ indptr, const int* __restrict__ indices,
-                                         const double* __restrict__ w, const double* __restrict__ loop,
-                                         const int* __restrict__ comm, unsigned char* dirty, double* intra)
+// The community of each mover is written after the whole batch has committed:
+// commit_moves's groups read comm[v] of their own row only, but a second
+// launch keeps the write out of any lane's way.
+extern "C" __global__ void apply_moves(int count, const int* __restrict__ verts, const int* __restrict__ newc, int* comm)
 {
-    for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n; v += (long long)gridDim.x * blockDim.x) {
-        if (!dirty[v]) continue;
+    GRID_STRIDE(i, count)
+    {
+        const int v = verts[i];
+        comm[v] = newc[v];
+    }
+}
+
+// intra[v] = weight of v's arcs inside its community plus twice its
+// self-loop, for the dirty vertices among verts[0:count]; clears the flags.
+extern "C" __global__ void intra_weights(int count, const int* __restrict__ verts, const long long* __restrict__ indptr,
+                                         const int* __restrict__ indices, const double* __restrict__ w,
+                                         const double* __restrict__ loop, const int* __restrict__ comm, unsigned char* dirty,
+                                         double* intra, int width)
+{
+    __shared__ double red[WARPS];
+    const RowGroup rg = row_group(width);
+    ROW_LOOP(i, count, rg)
+    {
+        const int v = verts[i];
+        if (!dirty[v]) continue;  // uniform over the group (block-wide: one row per block)
         const int c = comm[v];
         double s = 0.0;
-        for (long long p = indptr[v]; p < indptr[v + 1]; ++p)
+        for (long long p = indptr[v] + rg.lane; p < indptr[v + 1]; p += width)
             if (comm[indices[p]] == c) s += w[p];
-        intra[v] = s + 2.0 * loop[v];
-        dirty[v] = 0;
+        s = group_sum(s, width, rg.mask, red);
+        if (rg.lane == 0) {
+            intra[v] = s + 2.0 * loop[v];
+            dirty[v] = 0;
+        }
+    }
+}
+
+// k[v] = row sum plus twice the self-loop (weighted degree) for verts[0:count].
+extern "C" __global__ void row_sums(int count, const int* __restrict__ verts, const long long* __restrict__ indptr,
+                                    const double* __restrict__ w, const double* __restrict__ loop, double* k, int width)
+{
+    __shared__ double red[WARPS];
+    const RowGroup rg = row_group(width);
+    ROW_LOOP(i, count, rg)
+    {
+        const int v = verts[i];
+        double s = 0.0;
+        for (long long p = indptr[v] + rg.lane; p < indptr[v + 1]; p += width) s += w[p];
+        s = group_sum(s, width, rg.mask, red);
+        if (rg.lane == 0) k[v] = s + 2.0 * loop[v];
     }
 }
 
 // ------------------------------------------------------------- aggregation
-// mergeCommunity: new vertex x (communities comms[0:count] of one bucket,
-// members[ptr[x]:ptr[x+1]]) gets one arc per neighbouring community with the
-// summed weight, written at out_off[x] onwards of (out_idx, out_w) in table
-// order; ocount[x] is the number written. Inner arcs and the members'
-// self-loops make up its self-loop. A block per community; the table is
-// `slots` entries of dynamic shared memory (global_table == 0) or slots
-// table_off[i] .. table_off[i+1] of the global tkey/tval. Blocks stride over
-// the communities.
-extern "C" __global__ void merge_communities(int count, const int* __restrict__ comms, const long long* __restrict__ ptr,
-                                             const int* __restrict__ members, const int* __restrict__ newid,
-                                             const int* __restrict__ comm, const long long* __restrict__ indptr,
-                                             const int* __restrict__ indices, const double* __restrict__ w,
-                                             const double* __restrict__ loop, int slots, int global_table,
-                                             const long long* __restrict__ table_off, int* tkey, double* tval,
-                                             const long long* __restrict__ out_off, int* out_idx, double* out_w,
-                                             long long* ocount, double* loop_new)
+// Sort key of every arc of verts[0:count]: cx[v] * K + cx[head] (cx: the
+// new vertex of each old one), written at the arc's own position.
+extern "C" __global__ void arc_keys(int count, const int* __restrict__ verts, const long long* __restrict__ indptr,
+                                    const int* __restrict__ indices, const int* __restrict__ cx, long long K,
+                                    long long* keys, int width)
 {
-    extern __shared__ double smem[];
-    __shared__ double red_in[WARPS], red_lp[WARPS];
-    __shared__ int warp_base[WARPS + 1];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (long long i = blockIdx.x; i < count; i += gridDim.x) {
-        const int x = comms[i];
-        int* key;
-        double* val;
-        long long tsize;
-        int pow2;
-        if (global_table) {
-            key = tkey + table_off[i];
-            val = tval + table_off[i];
-            tsize = table_off[i + 1] - table_off[i];
-            pow2 = 1;
-        } else {
-            val = smem;
-            key = (int*)(smem + slots);
-            tsize = slots;
-            pow2 = 0;
-        }
-        for (long long s = threadIdx.x; s < tsize; s += BLOCK) {
-            key[s] = EMPTY_KEY;
-            val[s] = 0.0;
-        }
-        __syncthreads();
-        double inner = 0.0, lp = 0.0;
-        for (long long t = ptr[x]; t < ptr[x + 1]; ++t) {  // members one after another, all threads on each
-            const int v = members[t];
-            if (threadIdx.x == 0) lp += loop[v];
-            for (long long p = indptr[v] + threadIdx.x; p < indptr[v + 1]; p += BLOCK) {
-                const int d = newid[comm[indices[p]]];
-                if (d == x)
-                    inner += w[p];
-                else
-                    table_add(key, val, nullptr, tsize, pow2, d, -1, w[p]);
-            }
-        }
-        for (int off = 16; off > 0; off >>= 1) {
-            inner += __shfl_xor_sync(FULL_MASK, inner, off);
-            lp += __shfl_xor_sync(FULL_MASK, lp, off);
-        }
-        if (lane == 0) {
-            red_in[warp] = inner;
-            red_lp[warp] = lp;
-        }
-        __syncthreads();
-        // Compaction: slots in table order, chunk by chunk; each warp counts its
-        // occupied slots with a ballot, a prefix over the warps places them.
-        long long written = 0;
-        for (long long base = 0; base < tsize; base += BLOCK) {
-            const long long s = base + threadIdx.x;
-            const int c = s < tsize ? key[s] : EMPTY_KEY;
-            const unsigned occ = __ballot_sync(FULL_MASK, c != EMPTY_KEY);
-            if (lane == 0) warp_base[warp + 1] = __popc(occ);
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                warp_base[0] = 0;
-                for (int q = 0; q < WARPS; ++q) warp_base[q + 1] += warp_base[q];
-            }
-            __syncthreads();
-            if (c != EMPTY_KEY) {
-                const long long at = out_off[x] + written + warp_base[warp] + __popc(occ & ((1u << lane) - 1u));
-                out_idx[at] = c;
-                out_w[at] = val[s];
-            }
-            written += warp_base[WARPS];
-            __syncthreads();  // warp_base is rewritten by the next chunk
-        }
-        if (threadIdx.x == 0) {
-            double tin = 0.0, tlp = 0.0;
-            for (int q = 0; q < WARPS; ++q) {
-                tin += red_in[q];
-                tlp += red_lp[q];
-            }
-            ocount[x] = written;
-            loop_new[x] = tlp + 0.5 * tin;  // each inner edge was seen from both ends
-        }
-        __syncthreads();
+    const RowGroup rg = row_group(width);
+    ROW_LOOP(i, count, rg)
+    {
+        const int v = verts[i];
+        const long long base = (long long)cx[v] * K;
+        for (long long p = indptr[v] + rg.lane; p < indptr[v + 1]; p += width) keys[p] = base + cx[indices[p]];
     }
 }
 
-// Rows of the merged graph moved to their final place: new vertex x copies
-// ocount[x] arcs from out_off[x] to indptr2[x]; k2[x] = its row sum plus
-// twice its self-loop (row order, as on the CPU).
-extern "C" __global__ void compact_rows(int K, const long long* __restrict__ out_off, const long long* __restrict__ ocount,
-                                        const int* __restrict__ out_idx, const double* __restrict__ out_w,
-                                        const long long* __restrict__ indptr2, const double* __restrict__ loop2, int* indices2,
-                                        double* w2, double* k2)
+// out[s] = sum of vals[ptr[s]:ptr[s+1]] for the segments segs[0:count] (runs
+// of equal keys after a stable sort: their members in input order).
+extern "C" __global__ void segment_sums(int count, const int* __restrict__ segs, const long long* __restrict__ ptr,
+                                        const double* __restrict__ vals, double* out, int width)
 {
-    for (long long x = blockIdx.x * (long long)blockDim.x + threadIdx.x; x < K; x += (long long)gridDim.x * blockDim.x) {
-        const long long src = out_off[x], dst = indptr2[x];
-        double s = 0.0;
-        for (long long q = 0; q < ocount[x]; ++q) {
-            indices2[dst + q] = out_idx[src + q];
-            const double wq = out_w[src + q];
-            w2[dst + q] = wq;
-            s += wq;
-        }
-        k2[x] = s + 2.0 * loop2[x];
+    __shared__ double red[WARPS];
+    const RowGroup rg = row_group(width);
+    ROW_LOOP(i, count, rg)
+    {
+        const int s = segs[i];
+        double t = 0.0;
+        for (long long p = ptr[s] + rg.lane; p < ptr[s + 1]; p += width) t += vals[p];
+        t = group_sum(t, width, rg.mask, red);
+        if (rg.lane == 0) out[s] = t;
     }
 }

@@ -3,21 +3,39 @@
 Written against ``array_module``/``get_module`` only, so the same code runs on
 a CUDA device (``backend="cupy"``) and on the CPU in emulation
 (``backend="emulate"``). The rules and the sweep schedule (degree buckets,
-commit batches, vertex order) are the CPU engine's: the schedule itself is
-computed on the host by the same functions, and on weights whose sums are
-exact (integers) the partition equals the CPU engine's. With float weights
-the device adds community degrees and merged edge weights with atomics in
-thread order, so sums may differ in their last bits from run to run and from
-the CPU engine; a near-tie may then go the other way. What holds on floats:
-the same rules, a partition of all vertices, and the reported modularity
-being that of the returned partition.
+commit batches, vertex order) are the CPU engine's; the schedule is drawn on
+the device each sweep (the same hash as :func:`nx_gpumatch.cpu.louvain.sweep_schedule`,
+only the few batch boundaries come back to the host).
 
 Per level: modularity optimisation (per batch a computeMove launch sized to
-the bucket's degrees and a commit launch; per sweep one launch recomputing
-inner weights) and aggregation (mergeCommunity launches per community-degree
-bucket, prefix sums on the device for the new row offsets). Levels with fewer
-than ``cpu_below_arcs`` arcs go to the CPU engine, which sweeps them one
-vertex at a time anyway.
+the bucket's degrees, a commit launch; per sweep one launch recomputing inner
+weights) and aggregation (arcs sorted by (community of tail, community of
+head) with the array library's stable sort, each run summed by
+``segment_sums``). Row kernels give each row 1, 8, 32 or a block of threads
+by its length (ROW_WIDTHS), so a hub never serialises a launch. The hash
+tables of the highest-degree bucket live in global memory and are taken a
+chunk of the batch at a time, chunks sized from the free device memory
+(``table_bytes`` forces a size), so their memory stays bounded however large
+the graph. Levels with fewer than ``cpu_below_arcs`` arcs go to the CPU
+engine, which sweeps them one vertex at a time anyway.
+
+Determinism. On weights whose sums are exact (integers) the partition and the
+modularity equal the CPU engine's, run after run. With float weights:
+
+* every sum except one is taken in an order fixed by the graph (inner
+  weights, degrees, merged edge weights, community degrees at the start of a
+  level: lane-strided partial sums and a fixed butterfly, or a stable sort
+  then a segment sum), so those are the same bits on every run, though not
+  always the CPU engine's bits (the CPU sums in row order);
+* the exception is the community degrees updated while moves commit and the
+  neighbour weights of computeMove's hash tables: atomic additions whose order
+  follows thread timing. Their last bits may differ from run to run, and a
+  near-tie between two moves may then go the other way.
+
+So on float weights two runs with the same seed may return different (equally
+good) partitions; what always holds is the same rules, a partition of all
+vertices, and the reported modularity being that of the returned partition (up to rounding).
+Integer (or otherwise exactly summable) weights give reproducible results.
 """
 
 from __future__ import annotations
@@ -32,26 +50,28 @@ from nx_gpumatch.gpu._launch import array_module, get_module, to_host
 __all__ = ["louvain_levels"]
 
 BLOCK = 128
+DEFINES = {"BLOCK": BLOCK}
 MAX_GRID = 4096
 # Degree bucket -> (lanes per vertex, shared table slots): a prime above 1.5
 # times the bucket's largest degree (4, 8, 16, 32, 84).
 GROUP_KERNELS = {0: (4, 7), 1: (8, 13), 2: (16, 29), 3: (32, 53), 4: (32, 127)}
 BLOCK_SLOTS = 479  # bucket (84, 319]: a block per vertex, shared table
-# Aggregation: community degree (summed member degrees) <= 127 or <= 479:
-# shared tables of 191 / 719 slots; larger: per-community global tables.
-MERGE_BUCKETS = ((127, 191), (479, 719))
+GLOBAL_BUCKET = len(GROUP_KERNELS) + 1  # degree > 319: a block, global table
+# Threads of a row kernel per row: rows of up to 8 arcs get one thread, up to
+# 64 eight, up to 512 a warp, longer ones a block.
+ROW_WIDTHS = ((8, 1), (64, 8), (512, 32), (None, BLOCK))
+# Commit threads per row in each move bucket (its largest degree's ROW_WIDTHS).
+COMMIT_WIDTH = {0: 1, 1: 1, 2: 8, 3: 8, 4: 32, 5: 32, 6: BLOCK}
+# Bytes of one global hash-table slot (key, weight, representative).
+SLOT_BYTES = 16
+# Share of the free device memory the global hash tables of one chunk may take.
+TABLE_MEMORY_SHARE = 0.5
+# Table budget in emulation (host memory), when none is given.
+EMULATION_TABLE_BYTES = 1 << 28
 
 
-def _merge_buckets():
-    lo = -1
-    for hi, slots in MERGE_BUCKETS:
-        yield lo, hi, slots
-        lo = hi
-    yield lo, np.iinfo(np.int64).max, 0
-
-
-def _grid(count):
-    return (max(1, min(MAX_GRID, math.ceil(count / BLOCK))),)
+def _grid(count, per=1):
+    return (max(1, min(MAX_GRID, math.ceil(count / per))),)
 
 
 def _pow2_tables(deg):
@@ -62,6 +82,89 @@ def _pow2_tables(deg):
     off = np.zeros(size.shape[0] + 1, np.int64)
     np.cumsum(size, out=off[1:])
     return off
+
+
+def table_budget(xp, table_bytes=None):
+    """Bytes the global hash tables of one chunk may take: ``table_bytes`` if
+    given, else TABLE_MEMORY_SHARE of the device's free memory (CuPy's pool's
+    cached blocks count as free)."""
+    if table_bytes is not None:
+        table_bytes = int(table_bytes)
+        if table_bytes < SLOT_BYTES:
+            raise ValueError(f"table_bytes must be at least {SLOT_BYTES}, got {table_bytes}")
+        return table_bytes
+    if xp is np:
+        return EMULATION_TABLE_BYTES
+    free, _ = xp.cuda.Device().mem_info
+    free += xp.get_default_memory_pool().free_bytes()
+    return max(SLOT_BYTES << 16, int(TABLE_MEMORY_SHARE * free))
+
+
+def table_chunks(off, budget_slots):
+    """Cut a batch whose tables have offsets ``off`` (host, len count + 1)
+    into runs whose tables take at most ``budget_slots`` slots (a vertex
+    whose own table is larger runs alone). Returns the boundaries."""
+    bounds = [0]
+    count = off.shape[0] - 1
+    while bounds[-1] < count:
+        i = bounds[-1]
+        j = int(np.searchsorted(off, off[i] + budget_slots, side="right")) - 1
+        bounds.append(max(j, i + 1))
+    return bounds
+
+
+# ------------------------------------------------------------- row kernels
+def width_classes(xp, lengths, ids=None):
+    """Rows grouped by the threads ROW_WIDTHS gives them: [(width, rows)], rows
+    an int32 device array (``ids[...]`` when ids is given, else positions)."""
+    out = []
+    lo = -1
+    for hi, width in ROW_WIDTHS:
+        sel = lengths > lo if hi is None else (lengths > lo) & (lengths <= hi)
+        idx = xp.flatnonzero(sel)
+        if idx.shape[0]:
+            rows = ids[idx] if ids is not None else idx
+            out.append((width, xp.ascontiguousarray(rows.astype(xp.int32))))
+        lo = hi
+    return out
+
+
+def launch_rows(kernel, classes, args):
+    """kernel(count, rows, *args, width) for each width class."""
+    for width, rows in classes:
+        count = int(rows.shape[0])
+        per = BLOCK // width
+        kernel(_grid(count, per), (BLOCK,), (np.int32(count), rows, *args, np.int32(width)))
+
+
+def segment_reduce(xp, mod, keys, vals):
+    """Sums of ``vals`` per distinct key, each in input order (stable sort,
+    then one segment_sums launch per width class): (sorted distinct keys,
+    sums, sorted keys, sort permutation). The same bits on every run."""
+    if keys.shape[0] == 0:
+        return keys[:0], xp.zeros(0, xp.float64)
+    perm = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
+    skeys = keys[perm]
+    svals = xp.ascontiguousarray(vals[perm], dtype=xp.float64)
+    new = xp.ones(skeys.shape[0], dtype=bool)
+    new[1:] = skeys[1:] != skeys[:-1]
+    starts = xp.flatnonzero(new)
+    ptr = xp.empty(starts.shape[0] + 1, xp.int64)
+    ptr[:-1] = starts
+    ptr[-1] = skeys.shape[0]
+    sums = xp.empty(starts.shape[0], xp.float64)
+    launch_rows(
+        mod.get_function("segment_sums"), width_classes(xp, ptr[1:] - ptr[:-1]), (ptr, svals, sums)
+    )
+    return skeys[starts], sums
+
+
+def group_sums(xp, mod, groups, vals, ngroups):
+    """out[c] = sum of vals[v] over groups[v] == c, in v order."""
+    ukeys, sums = segment_reduce(xp, mod, xp.asarray(groups, xp.int64), vals)
+    out = xp.zeros(ngroups, xp.float64)
+    out[ukeys] = sums
+    return out
 
 
 class _Level:
@@ -76,10 +179,92 @@ class _Level:
         self.k = k
         self.n = int(indptr.shape[0] - 1)
         self.indptr_host = to_host(indptr)
+        self._classes = None
 
     @property
     def arcs(self):
         return int(self.indices.shape[0])
+
+    def classes(self):
+        """All vertices by row width (see ROW_WIDTHS)."""
+        if self._classes is None:
+            xp = self.xp
+            self._classes = width_classes(xp, xp.asarray(np.diff(self.indptr_host)))
+        return self._classes
+
+
+# ---------------------------------------------------------------- schedule
+def _mix64(xp, x):
+    """splitmix64's finalizer on a uint64 array (nx_gpumatch.cpu.random.mix64)."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+class Schedule:
+    """The sweep schedule of one level, drawn on the device: the same vertex
+    order, batches and batch numbers as :func:`nx_gpumatch.cpu.louvain.sweep_schedule`.
+    Per level the buckets' vertices and arc prefix sums go to the device once;
+    per sweep only the batch boundaries (a few per bucket) come back."""
+
+    def __init__(self, xp, indptr_host, order):
+        self.xp = xp
+        bptr, verts = cl.degree_buckets(indptr_host, cl.MOVE_BUCKETS, order)
+        deg = np.diff(indptr_host)
+        self.n = indptr_host.shape[0] - 1
+        self.bptr = bptr
+        self.verts = xp.asarray(verts)
+        vdeg = xp.asarray(deg[verts])
+        self.arcs = []  # per bucket: total arcs (host), arcs before each vertex (device)
+        for b in range(bptr.shape[0] - 1):
+            lo, hi = int(bptr[b]), int(bptr[b + 1])
+            d = vdeg[lo:hi]
+            pre = xp.zeros(hi - lo, xp.int64)
+            if hi - lo > 1:
+                xp.cumsum(d[:-1], out=pre[1:])
+            self.arcs.append((int(deg[verts[lo:hi]].sum()), pre))
+
+    def sweep(self, max_arcs, max_batches, sweep):
+        """(sverts, batches, batch): the vertices in processing order (device),
+        [(lo, hi, bucket)] per batch (host), each vertex's batch number (device,
+        -1 for isolated vertices)."""
+        xp = self.xp
+        sverts = xp.empty_like(self.verts)
+        batch = xp.full(self.n, -1, xp.int32)
+        batches = []
+        salt = _mix64(np, np.array([sweep], np.uint64) * np.uint64(0x9E3779B97F4A7C15))[0]
+        nbat = 0
+        for b in range(self.bptr.shape[0] - 1):
+            lo, hi = int(self.bptr[b]), int(self.bptr[b + 1])
+            S = hi - lo
+            if S == 0:
+                continue
+            A, pre = self.arcs[b]
+            vb = self.verts[lo:hi]
+            cap = max_arcs if max_batches <= 0 else max(max_arcs, -(-A // max_batches))
+            if sweep == 0 or cap <= 1:
+                j = pre // cap
+                new = xp.ones(S, dtype=bool)
+                new[1:] = j[1:] != j[:-1]
+                num = xp.cumsum(new, dtype=xp.int32) - 1
+                sverts[lo:hi] = vb
+                batch[vb] = nbat + num
+                starts = to_host(xp.flatnonzero(new)).tolist() + [S]
+            else:
+                nbb = min(max(1, -(-A // cap)), S)
+                off = np.uint64(salt % np.uint64(cl.RUN))
+                t = xp.arange(S, dtype=xp.uint64)
+                run = (t + off) // np.uint64(cl.RUN)
+                r = (_mix64(xp, run ^ salt) % np.uint64(nbb)).astype(xp.int32)
+                perm = xp.argsort(r, kind="stable") if xp is np else xp.argsort(r)
+                sverts[lo:hi] = vb[perm]
+                batch[vb] = nbat + r
+                cnt = to_host(xp.bincount(r, minlength=nbb))
+                starts = [0] + np.cumsum(cnt).tolist()
+            for s0, s1 in zip(starts[:-1], starts[1:]):
+                batches.append((lo + int(s0), lo + int(s1), b))
+            nbat += len(starts) - 1
+        return sverts, batches, batch
 
 
 def louvain_levels(
@@ -98,19 +283,30 @@ def louvain_levels(
     sequential_arcs=cl.SEQUENTIAL_ARCS,
     cpu_below_arcs=cl.SEQUENTIAL_ARCS,
     max_sweeps=cl.MAX_SWEEPS,
+    table_bytes=None,
     backend="cupy",
     **_cpu_only,
 ):
     """The GPU engine's version of :func:`nx_gpumatch.cpu.louvain.louvain_levels`
-    (same arguments, same yields: host int32 labels and an info dict)."""
+    (same arguments, same yields: host int32 labels and an info dict).
+    ``table_bytes`` caps the global hash tables of one chunk of the move
+    phase (None: a share of the free device memory)."""
     xp = array_module(backend)
     mod = get_module("louvain", backend)
     indptr = np.ascontiguousarray(indptr, np.int64)
     w = np.ascontiguousarray(w, np.float64)
     loop = np.ascontiguousarray(loop, np.float64)
     n = indptr.shape[0] - 1
-    k = cl.weighted_degrees(indptr, w, loop)
-    m2 = float(k.sum())
+    g = _Level(
+        xp,
+        xp.asarray(indptr),
+        xp.asarray(indices, dtype=xp.int32),
+        xp.asarray(w),
+        xp.asarray(loop),
+        None,
+    )
+    g.k = degrees(xp, mod, g)
+    m2 = float(xp.sum(g.k))
     if m2 <= 0.0:
         yield (
             np.arange(n, dtype=np.int32),
@@ -123,22 +319,8 @@ def louvain_levels(
             },
         )
         return
-    if order is None:
-        order = np.arange(n, dtype=np.int32)
-        prio = order
-    else:
-        order = np.ascontiguousarray(order, dtype=np.int32)
-        prio = np.empty(n, np.int32)
-        prio[order] = np.arange(n, dtype=np.int32)
-    q = cl.singleton_modularity(loop, k, m2, float(resolution))
-    g = _Level(
-        xp,
-        xp.asarray(indptr),
-        xp.asarray(indices, dtype=xp.int32),
-        xp.asarray(w),
-        xp.asarray(loop),
-        xp.asarray(k),
-    )
+    order, prio = _order_prio(order, n)
+    q = cl.singleton_modularity(loop, to_host(g.k), m2, float(resolution))
     labels = xp.arange(n, dtype=xp.int32)
     level = 0
     while True:
@@ -166,16 +348,24 @@ def louvain_levels(
                 yield sub[host_labels], info
             return
         thr = cl.sweep_tolerance(g.n, threshold, coarse_threshold, fine_below)
-        deg = np.diff(g.indptr_host)
-        max_arcs, nbatch = cl.batch_limits(
-            int(np.count_nonzero(deg)), g.arcs, batch_fraction, max_batches, sequential_arcs
-        )
-        comm, q_new, moves, sweeps = _optimise(
-            xp, mod, g, order, prio, m2, float(resolution), float(thr), max_arcs, nbatch, max_sweeps
+        max_arcs, nbatch = level_batches(g, batch_fraction, max_batches, sequential_arcs)
+        comm, q_new, moves, sweeps = optimise(
+            xp,
+            mod,
+            g,
+            order,
+            prio,
+            m2,
+            float(resolution),
+            float(thr),
+            max_arcs,
+            nbatch,
+            max_sweeps,
+            table_bytes=table_bytes,
         )
         if level > 0 and moves == 0:
             return
-        newid, K = _renumber(xp, comm)
+        newid, K = renumber(xp, comm)
         labels = newid[comm[labels]]
         yield (
             to_host(labels),
@@ -190,36 +380,84 @@ def louvain_levels(
         if q_new - q <= threshold:
             return
         q = q_new
-        g = _aggregate(xp, mod, g, comm, newid, K)
+        g = aggregate(xp, mod, g, comm, newid, K)
         order, prio = cl.carry_order(order, to_host(newid), K)
         level += 1
 
 
+def _order_prio(order, n):
+    if order is None:
+        order = np.arange(n, dtype=np.int32)
+        return order, order
+    order = np.ascontiguousarray(order, dtype=np.int32)
+    prio = np.empty(n, np.int32)
+    prio[order] = np.arange(n, dtype=np.int32)
+    return order, prio
+
+
+def level_batches(g, batch_fraction, max_batches, sequential_arcs):
+    """(max_arcs, max_batches) of the level's commit batches (the CPU rule)."""
+    deg = np.diff(g.indptr_host)
+    return cl.batch_limits(
+        int(np.count_nonzero(deg)), g.arcs, batch_fraction, max_batches, sequential_arcs
+    )
+
+
+def degrees(xp, mod, g):
+    """Weighted degrees (row sums plus twice the self-loop) of a level."""
+    k = xp.empty(g.n, xp.float64)
+    launch_rows(mod.get_function("row_sums"), g.classes(), (g.indptr, g.w, g.loop, k))
+    return k
+
+
 # ----------------------------------------------------------- optimisation
-def _optimise(xp, mod, g, order, prio, m2, resolution, threshold, max_arcs, nbatch, max_sweeps):
-    """One level's sweeps (the CPU engine's ``optimise``); returns
-    (device comm, modularity, moves, sweeps)."""
+def optimise(
+    xp,
+    mod,
+    g,
+    order,
+    prio,
+    m2,
+    resolution,
+    threshold,
+    max_arcs,
+    nbatch,
+    max_sweeps,
+    init=None,
+    table_bytes=None,
+):
+    """One level's sweeps (the CPU engine's ``optimise``) from the partition
+    ``init`` (host or device community ids below n; None: singletons).
+    Returns (device comm, modularity, moves, sweeps)."""
     n = g.n
     group = mod.get_function("compute_moves_group")
     block = mod.get_function("compute_moves_block")
     commit = mod.get_function("commit_moves")
+    apply = mod.get_function("apply_moves")
     intra_k = mod.get_function("intra_weights")
-    comm = xp.arange(n, dtype=xp.int32)
-    a = g.k.copy()
-    size = xp.ones(n, xp.int32)
+    if init is None:
+        comm = xp.arange(n, dtype=xp.int32)
+        a = g.k.copy()
+        size = xp.ones(n, xp.int32)
+    else:
+        comm = xp.array(init, dtype=xp.int32)
+        a = group_sums(xp, mod, comm, g.k, n)
+        size = xp.bincount(comm, minlength=n).astype(xp.int32)
     newc = comm.copy()
     active = xp.ones(n, xp.uint8)
     dirty = xp.ones(n, xp.uint8)
     intra = xp.empty(n, xp.float64)
     moved_d = xp.zeros(1, xp.int32)
     prio_d = xp.asarray(prio)
-    nn = np.int32(n)
-    intra_k(_grid(n), (BLOCK,), (nn, g.indptr, g.indices, g.w, g.loop, comm, dirty, intra))
+    classes = g.classes()
+    inner_args = (g.indptr, g.indices, g.w, g.loop, comm, dirty, intra)
+    launch_rows(intra_k, classes, inner_args)
     res_over_m2 = np.float64(resolution / m2)
     sq = float(xp.sum(a * a))
     q = float(xp.sum(intra)) / m2 - resolution * sq / (m2 * m2)
-    bptr, verts = cl.degree_buckets(g.indptr_host, cl.MOVE_BUCKETS, order)
-    deg = np.diff(g.indptr_host)
+    sched = Schedule(xp, g.indptr_host, order)
+    budget_slots = max(1, table_budget(xp, table_bytes) // SLOT_BYTES)
+    deg_d = xp.asarray(np.diff(g.indptr_host))
     dummy_i64 = xp.zeros(1, xp.int64)
     dummy_i32 = xp.zeros(1, xp.int32)
     dummy_f64 = xp.zeros(1, xp.float64)
@@ -227,25 +465,17 @@ def _optimise(xp, mod, g, order, prio, m2, resolution, threshold, max_arcs, nbat
     sweeps = 0
     all_active = True
     while sweeps < max_sweeps:
-        sverts_h, bounds, batch_h = cl.sweep_schedule(
-            bptr, verts, g.indptr_host, max_arcs, nbatch, sweeps
-        )
+        sverts, batches, batch = sched.sweep(max_arcs, nbatch, sweeps)
         sweeps += 1
         full, all_active = all_active, False  # the CPU engine's end-of-level rule
-        sverts = xp.asarray(sverts_h)
-        batch = xp.asarray(batch_h)
         keep = (comm.copy(), a.copy(), size.copy(), intra.copy())
         moved_d.fill(0)
-        for j in range(bounds.shape[0] - 1):
-            lo, hi = int(bounds[j]), int(bounds[j + 1])
+        for lo, hi, b in batches:
             if hi == lo:
                 continue
             count = np.int32(hi - lo)
-            b = int(np.searchsorted(bptr, lo, side="right") - 1)
             vs = sverts[lo:hi]
-            common = (
-                count,
-                vs,
+            state = (
                 g.indptr,
                 g.indices,
                 g.w,
@@ -264,40 +494,26 @@ def _optimise(xp, mod, g, order, prio, m2, resolution, threshold, max_arcs, nbat
                 group(
                     (math.ceil(int(count) / per_block),),
                     (BLOCK,),
-                    common + (np.int32(width), np.int32(slots), newc),
+                    (count, vs, *state, np.int32(width), np.int32(slots), newc),
                     shared_mem=per_block * slots * 16,
                 )
-            elif b == len(GROUP_KERNELS):
+            elif b != GLOBAL_BUCKET:
+                shared = (np.int32(BLOCK_SLOTS), np.int32(0), dummy_i64, dummy_i32, dummy_f64)
                 block(
                     (int(count),),
                     (BLOCK,),
-                    common
-                    + (
-                        np.int32(BLOCK_SLOTS),
-                        np.int32(0),
-                        dummy_i64,
-                        dummy_i32,
-                        dummy_f64,
-                        dummy_i32,
-                        newc,
-                    ),
+                    (count, vs, *state, *shared, dummy_i32, newc),
                     shared_mem=BLOCK_SLOTS * 16,
                 )
             else:
-                off_h = _pow2_tables(deg[sverts_h[lo:hi]])
-                tkey = xp.empty(int(off_h[-1]), xp.int32)
-                tval = xp.empty(int(off_h[-1]), xp.float64)
-                trep = xp.empty(int(off_h[-1]), xp.int32)
-                block(
-                    (min(int(count), MAX_GRID),),
-                    (BLOCK,),
-                    common + (np.int32(0), np.int32(1), xp.asarray(off_h), tkey, tval, trep, newc),
-                )
+                _moves_global_tables(xp, block, vs, deg_d, state, budget_slots, newc)
             commit(
-                _grid(int(count)),
+                _grid(int(count), BLOCK // COMMIT_WIDTH[b]),
                 (BLOCK,),
-                (count, vs, newc, comm, g.k, a, size, g.indptr, g.indices, active, dirty, moved_d),
+                (count, vs, newc, comm, g.k, a, size, g.indptr, g.indices, active, dirty, moved_d)
+                + (np.int32(COMMIT_WIDTH[b]),),
             )
+            apply(_grid(int(count), BLOCK), (BLOCK,), (count, vs, newc, comm))
         moved = int(to_host(moved_d)[0])
         if moved == 0:
             if full:
@@ -305,11 +521,11 @@ def _optimise(xp, mod, g, order, prio, m2, resolution, threshold, max_arcs, nbat
             active.fill(1)
             all_active = True
             continue
-        intra_k(_grid(n), (BLOCK,), (nn, g.indptr, g.indices, g.w, g.loop, comm, dirty, intra))
+        launch_rows(intra_k, classes, inner_args)
         sq = float(xp.sum(a * a))
         q_new = float(xp.sum(intra)) / m2 - resolution * sq / (m2 * m2)
         if q_new < q:
-            comm, a, size, intra = keep
+            comm[...], a[...], size[...], intra[...] = keep
             if max_arcs <= 1:
                 break
             max_arcs, nbatch = 1, 0  # as on the CPU: go on one vertex at a time
@@ -327,8 +543,29 @@ def _optimise(xp, mod, g, order, prio, m2, resolution, threshold, max_arcs, nbat
     return comm, q, total, sweeps
 
 
+def _moves_global_tables(xp, block, vs, deg_d, state, budget_slots, newc):
+    """computeMove for a batch of the highest-degree bucket, with hash tables
+    in global memory, taken in chunks whose tables fit in ``budget_slots``
+    slots. Every chunk reads the same state (the commit comes after the whole
+    batch), so the chunking never changes a result."""
+    off = _pow2_tables(to_host(deg_d[vs]))
+    bounds = table_chunks(off, budget_slots)
+    slots = max(int(off[j] - off[i]) for i, j in zip(bounds[:-1], bounds[1:]))
+    tkey = xp.empty(slots, xp.int32)
+    tval = xp.empty(slots, xp.float64)
+    trep = xp.empty(slots, xp.int32)
+    for i, j in zip(bounds[:-1], bounds[1:]):
+        count = np.int32(j - i)
+        table_off = xp.asarray(off[i : j + 1] - off[i])
+        block(
+            (min(int(count), MAX_GRID),),
+            (BLOCK,),
+            (count, vs[i:j], *state, np.int32(0), np.int32(1), table_off, tkey, tval, trep, newc),
+        )
+
+
 # ------------------------------------------------------------- aggregation
-def _renumber(xp, comm):
+def renumber(xp, comm):
     """Consecutive ids of the non-empty communities, in community-id order
     (prefix sum over the non-empty flags): (newid, K)."""
     n = comm.shape[0]
@@ -338,73 +575,31 @@ def _renumber(xp, comm):
     return newid, int(nonempty.sum())
 
 
-def _aggregate(xp, mod, g, comm, newid, K):
-    """The graph of the communities (mergeCommunity), as a new _Level."""
-    merge = mod.get_function("merge_communities")
-    compact = mod.get_function("compact_rows")
-    n = g.n
-    cx = newid[comm].astype(xp.int64)
-    # members grouped by new vertex, in increasing id within each (as on the CPU)
-    members = xp.argsort(cx * n + xp.arange(n, dtype=xp.int64)).astype(xp.int32)
-    ptr = xp.zeros(K + 1, xp.int64)
-    xp.cumsum(xp.bincount(cx, minlength=K), out=ptr[1:])
-    deg = (g.indptr[1:] - g.indptr[:-1]).astype(xp.float64)
-    comdeg = xp.rint(xp.bincount(cx, weights=deg, minlength=K)).astype(xp.int64)
-    out_off = xp.zeros(K + 1, xp.int64)
-    xp.cumsum(comdeg, out=out_off[1:])
-    total = int(to_host(out_off[-1:])[0])
-    out_idx = xp.empty(max(total, 1), xp.int32)
-    out_w = xp.empty(max(total, 1), xp.float64)
-    ocount = xp.zeros(K, xp.int64)
-    loop2 = xp.zeros(K, xp.float64)
-    dummy_i64 = xp.zeros(1, xp.int64)
-    dummy_i32 = xp.zeros(1, xp.int32)
-    dummy_f64 = xp.zeros(1, xp.float64)
-    comdeg_h = to_host(comdeg)
-    for lo, hi, slots in _merge_buckets():
-        comms_h = np.flatnonzero((comdeg_h > lo) & (comdeg_h <= hi)).astype(np.int32)
-        if comms_h.shape[0] == 0:
-            continue
-        count = np.int32(comms_h.shape[0])
-        args = (
-            count,
-            xp.asarray(comms_h),
-            ptr,
-            members,
-            newid,
-            comm,
-            g.indptr,
-            g.indices,
-            g.w,
-            g.loop,
-        )
-        tail = (out_off, out_idx, out_w, ocount, loop2)
-        grid = (min(int(count), MAX_GRID),)
-        if slots:
-            merge(
-                grid,
-                (BLOCK,),
-                args + (np.int32(slots), np.int32(0), dummy_i64, dummy_i32, dummy_f64) + tail,
-                shared_mem=slots * 12,
-            )
-        else:
-            off_h = _pow2_tables(comdeg_h[comms_h])
-            tkey = xp.empty(int(off_h[-1]), xp.int32)
-            tval = xp.empty(int(off_h[-1]), xp.float64)
-            merge(
-                grid,
-                (BLOCK,),
-                args + (np.int32(0), np.int32(1), xp.asarray(off_h), tkey, tval) + tail,
-            )
-    indptr2 = xp.zeros(K + 1, xp.int64)
-    xp.cumsum(ocount, out=indptr2[1:])
-    arcs2 = int(to_host(indptr2[-1:])[0])
-    indices2 = xp.empty(arcs2, xp.int32)
-    w2 = xp.empty(arcs2, xp.float64)
-    k2 = xp.empty(K, xp.float64)
-    compact(
-        _grid(K),
-        (BLOCK,),
-        (np.int32(K), out_off, ocount, out_idx, out_w, indptr2, loop2, indices2, w2, k2),
+def aggregate(xp, mod, g, comm, newid, K):
+    """The graph of the communities, as a new _Level: every arc keyed by
+    (new tail, new head), sorted (stable), each run summed. Runs with equal
+    ends are inner weight: half of it, with the members' self-loops (entered
+    as arcs of twice their weight), is the new self-loop. The sort needs
+    about 24 bytes per arc on top of the graph."""
+    cx = xp.ascontiguousarray(newid[comm])
+    keys = xp.empty(g.arcs, xp.int64)
+    launch_rows(
+        mod.get_function("arc_keys"), g.classes(), (g.indptr, g.indices, cx, np.int64(K), keys)
     )
-    return _Level(xp, indptr2, indices2, w2, loop2, k2)
+    lv = xp.flatnonzero(g.loop != 0)
+    keys = xp.concatenate([keys, cx[lv].astype(xp.int64) * (K + 1)])
+    vals = xp.concatenate([g.w, 2.0 * g.loop[lv]])
+    ukeys, sums = segment_reduce(xp, mod, keys, vals)
+    x = ukeys // K
+    y = ukeys - x * K
+    diag = x == y
+    loop2 = xp.zeros(K, xp.float64)
+    loop2[x[diag]] = 0.5 * sums[diag]
+    off = ~diag
+    indptr2 = xp.zeros(K + 1, xp.int64)
+    xp.cumsum(xp.bincount(x[off], minlength=K), out=indptr2[1:])
+    indices2 = xp.ascontiguousarray(y[off].astype(xp.int32))
+    w2 = xp.ascontiguousarray(sums[off])
+    g2 = _Level(xp, indptr2, indices2, w2, loop2, None)
+    g2.k = degrees(xp, mod, g2)
+    return g2
