@@ -1,0 +1,291 @@
+"""Leiden on the GPU: the method of Traag, Waltman and van Eck 2019 ("From
+Louvain to Leiden: guaranteeing well-connected communities", Scientific
+Reports) with the CPU engine's rules (:mod:`nx_gpumatch.cpu.leiden`).
+
+Local moving and aggregation are the GPU Louvain engine's
+(:func:`nx_gpumatch.gpu.louvain.optimise` from the previous level's
+partition, :func:`~nx_gpumatch.gpu.louvain.aggregate` on the refined one);
+the refinement is ``refine_communities`` in kernels/leiden.cu: communities are
+refined in parallel, one thread each, every community walking its members in
+the vertex order as the CPU engine walks all vertices (refinement never looks
+outside a community, so this is the CPU engine's result). The random choice
+hashes (key, vertex, refinement count), as on the CPU: results are the seed's,
+whatever the launch geometry.
+
+Every community of the result induces a connected subgraph: a pass ends once
+local moving leaves every vertex of a level alone, and the communities are
+then refined sub-communities, each grown one connected vertex at a time.
+
+Determinism. On integer weights (sums exact in any order) the partition
+equals the CPU engine's, run after run. With float weights the Louvain
+engine's guarantees hold (see :mod:`nx_gpumatch.gpu.louvain`): atomic sums
+in local moving may differ in their last bits between runs, so a near-tie may
+go the other way; the refinement itself runs the CPU's operations in the
+CPU's order (on a device, ``exp`` may differ from the host's in the last
+bit). Connectedness of every community holds on every run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nx_gpumatch.cpu import leiden as cpu_leiden
+from nx_gpumatch.cpu import louvain as cl
+from nx_gpumatch.gpu import louvain as gl
+from nx_gpumatch.gpu._launch import array_module, get_module, to_host
+
+__all__ = ["leiden_levels", "refine"]
+
+BLOCK = gl.BLOCK
+DEFINES = {"BLOCK": BLOCK}
+# Bytes of refinement scratch per candidate slot (sub-community, weight, gain).
+SCRATCH_BYTES = 20
+
+
+def refine(xp, kernels, g, comm, prio, res_over_m2, theta, key, salt, table_bytes=None):
+    """The refined partition of ``comm`` (device community ids) on level
+    ``g``: device int32 sub-community ids, each named after one of its
+    members. ``kernels`` = (louvain module, leiden module); ``prio`` (host)
+    orders each community's members; scratch is capped by ``table_bytes``
+    (None: as the Louvain engine's hash tables)."""
+    lmod, mod = kernels
+    n = g.n
+    cc, kc = gl.renumber(xp, comm)
+    cc = xp.ascontiguousarray(cc[comm])
+    members = xp.argsort(cc.astype(xp.int64) * n + xp.asarray(prio, xp.int64))
+    members = xp.ascontiguousarray(members.astype(xp.int32))
+    cptr = xp.zeros(kc + 1, xp.int64)
+    xp.cumsum(xp.bincount(cc, minlength=kc), out=cptr[1:])
+    a = gl.group_sums(xp, lmod, cc, g.k, kc)
+    ext = xp.empty(n, xp.float64)
+    launch = lmod.get_function("intra_weights")
+    no_loop = xp.zeros(n, xp.float64)
+    gl.launch_rows(
+        launch, g.classes(), (g.indptr, g.indices, g.w, no_loop, cc, xp.ones(n, xp.uint8), ext)
+    )
+    ref = xp.arange(n, dtype=xp.int32)
+    ra = g.k.copy()
+    rsize = xp.ones(n, xp.int32)
+    pos = xp.full(n, -1, xp.int32)
+    scratch = int(np.diff(g.indptr_host).max()) + 1 if n else 1
+    budget = gl.table_budget(xp, table_bytes)
+    threads = max(1, min(kc, budget // (SCRATCH_BYTES * scratch)))
+    blocks = min(gl.MAX_GRID, -(-threads // BLOCK))
+    slots = blocks * BLOCK * scratch
+    mod.get_function("refine_communities")(
+        (blocks,),
+        (BLOCK,),
+        (
+            np.int32(kc),
+            cptr,
+            members,
+            g.indptr,
+            g.indices,
+            g.w,
+            g.k,
+            cc,
+            a,
+            np.float64(res_over_m2),
+            np.float64(theta),
+            np.uint64(key),
+            np.int64(salt),
+            ref,
+            ra,
+            rsize,
+            ext,
+            pos,
+            np.int64(scratch),
+            xp.empty(slots, xp.int32),
+            xp.empty(slots, xp.float64),
+            xp.empty(slots, xp.float64),
+        ),
+    )
+    return ref
+
+
+def leiden_levels(
+    indptr,
+    indices,
+    w,
+    loop,
+    *,
+    resolution=1.0,
+    theta=cpu_leiden.THETA,
+    key=0,
+    coarse_threshold=1e-7,
+    fine_below=100_000,
+    order=None,
+    max_sweeps=cl.MAX_SWEEPS,
+    max_passes=cpu_leiden.MAX_PASSES,
+    pass_tol=cpu_leiden.PASS_TOL,
+    sequential_arcs=cl.SEQUENTIAL_ARCS,
+    table_bytes=None,
+    backend="cupy",
+    **_cpu_only,
+):
+    """The GPU engine's version of :func:`nx_gpumatch.cpu.leiden.leiden_levels`
+    (same arguments and yields; ``table_bytes`` caps the scratch memory of
+    one launch, None: a share of the free device memory)."""
+    xp = array_module(backend)
+    kernels = (get_module("louvain", backend), get_module("leiden", backend))
+    n = np.asarray(indptr).shape[0] - 1
+    g = gl._Level(
+        xp,
+        xp.asarray(np.ascontiguousarray(indptr, np.int64)),
+        xp.asarray(indices, dtype=xp.int32),
+        xp.asarray(np.ascontiguousarray(w, np.float64)),
+        xp.asarray(np.ascontiguousarray(loop, np.float64)),
+        None,
+    )
+    g.k = gl.degrees(xp, kernels[0], g)
+    m2 = float(xp.sum(g.k))
+    if m2 <= 0.0:
+        yield (
+            np.arange(n, dtype=np.int32),
+            {
+                "vertices": n,
+                "edges": int(np.asarray(indices).shape[0] // 2),
+                "modularity": 0.0,
+                "moves": 0,
+                "sweeps": 0,
+                "refined": n,
+                "pass": 1,
+            },
+        )
+        return
+    theta = float(theta)
+    if not theta > 0.0:
+        raise ValueError(f"theta must be positive, got {theta!r}")
+    order, prio = gl._order_prio(order, n)
+    run = dict(
+        m2=m2,
+        resolution=float(resolution),
+        theta=theta,
+        key=int(key) & (2**64 - 1),
+        coarse_threshold=coarse_threshold,
+        fine_below=fine_below,
+        max_sweeps=int(max_sweeps),
+        sequential_arcs=sequential_arcs,
+        table_bytes=table_bytes,
+    )
+    part = np.arange(n, dtype=np.int32)
+    q_part = None
+    salt = 0
+    for p in range(max(1, int(max_passes))):
+        step = _one_pass(xp, kernels, g, order, prio, part, salt, first=p == 0, **run)
+        moves = sweeps = 0
+        while True:
+            try:
+                labels, info = next(step)
+            except StopIteration as stop:
+                part, q_end, salt = stop.value
+                break
+            info["pass"] = p + 1
+            if p == 0:
+                yield labels, info
+            else:
+                moves += info["moves"]
+                sweeps += info["sweeps"]
+        if q_part is not None:
+            if q_end - q_part <= float(pass_tol):
+                return
+            yield (
+                part,
+                {
+                    "vertices": n,
+                    "edges": g.arcs // 2,
+                    "modularity": q_end,
+                    "moves": moves,
+                    "sweeps": sweeps,
+                    "refined": int(part.max()) + 1,
+                    "pass": p + 1,
+                },
+            )
+        q_part = q_end
+
+
+def _one_pass(
+    xp,
+    kernels,
+    g,
+    order,
+    prio,
+    init,
+    salt,
+    *,
+    first,
+    m2,
+    resolution,
+    theta,
+    key,
+    coarse_threshold,
+    fine_below,
+    max_sweeps,
+    sequential_arcs,
+    table_bytes,
+):
+    """One run of the method from partition ``init`` (host) of the input
+    graph, as the CPU engine's pass: yields the levels that moved something
+    (and a pass's first level if ``first``); returns (final partition, its
+    modularity, next salt)."""
+    lmod = kernels[0]
+    n = g.n
+    labels = xp.arange(n, dtype=xp.int32)  # input vertex -> vertex of this level
+    last = init
+    q_last = None
+    init_d = xp.asarray(init, dtype=xp.int32)
+    for _ in range(cpu_leiden.MAX_LEVELS):
+        nv = g.n
+        thr = cl.sweep_tolerance(nv, 1e-7, coarse_threshold, fine_below)
+        max_arcs, nbatch = gl.level_batches(g, cl.BATCH_FRACTION, cl.MAX_BATCHES, sequential_arcs)
+        comm, q, moves, sweeps = gl.optimise(
+            xp,
+            lmod,
+            g,
+            order,
+            prio,
+            m2,
+            resolution,
+            float(thr),
+            max_arcs,
+            nbatch,
+            max_sweeps,
+            init=init_d,
+            table_bytes=table_bytes,
+        )
+        pid, kp = gl.renumber(xp, comm)
+        if kp == nv:
+            ref = comm  # every vertex alone: nothing to refine
+        else:
+            ref = refine(xp, kernels, g, comm, prio, resolution / m2, theta, key, salt, table_bytes)
+            salt += 1
+        rid, K = gl.renumber(xp, ref)
+        if q_last is None or moves:
+            last = to_host(pid[comm[labels]])
+            q_last = float(q)
+            if moves or first:
+                yield (
+                    last,
+                    {
+                        "vertices": nv,
+                        "edges": g.arcs // 2,
+                        "modularity": q_last,
+                        "moves": int(moves),
+                        "sweeps": int(sweeps),
+                        "refined": int(K),
+                    },
+                )
+            first = False
+        if kp == nv:
+            break  # the communities are the refined ones of the level before
+        if K == nv:
+            # Refinement merged nothing and the level would repeat: aggregate
+            # on the partition itself (Louvain's step) so that the method goes on.
+            ref, rid, K = comm, pid, kp
+        nxt = xp.empty(K, xp.int32)
+        nxt[rid[ref]] = pid[comm]
+        labels = rid[ref[labels]]
+        g = gl.aggregate(xp, lmod, g, ref, rid, K)
+        order, prio = cl.carry_order(order, to_host(rid), K)
+        init_d = nxt
+    return last, q_last, salt
