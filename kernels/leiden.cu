@@ -46,22 +46,24 @@ __device__ __forceinline__ unsigned long long counter_hash(unsigned long long se
 // Communities 0..ncomm-1, community c holding members[cptr[c]:cptr[c+1]] in
 // the vertex order; comm[v] its community. On entry ref[v] = v, ra = k,
 // rsize = 1, ext[v] = weight of v's arcs inside its community, pos = -1.
-// On exit ref is the refined partition (pos is -1 again). Thread t keeps its
-// candidates in buf_*[t * scratch, (t + 1) * scratch) (scratch > every degree).
+// On exit ref is the refined partition (pos is -1 again). Threads
+// 0..nthreads-1 take communities t, t + nthreads, ...; thread t keeps its
+// candidates in buf_*[t * scratch, (t + 1) * scratch) (scratch > every degree),
+// so the scratch memory is nthreads * scratch slots whatever the grid.
 extern "C" __global__ void refine_communities(int ncomm, const long long* __restrict__ cptr, const int* __restrict__ members,
                                               const long long* __restrict__ indptr, const int* __restrict__ indices,
                                               const double* __restrict__ w, const double* __restrict__ k,
                                               const int* __restrict__ comm, const double* __restrict__ a, double res_over_m2,
                                               double theta, unsigned long long key, long long salt, int* ref, double* ra,
-                                              int* rsize, double* ext, int* pos, long long scratch, int* buf_r, double* buf_w,
-                                              double* buf_g)
+                                              int* rsize, double* ext, int* pos, int nthreads, long long scratch, int* buf_r,
+                                              double* buf_w, double* buf_g)
 {
     const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (tid >= nthreads) return;
     int* br = buf_r + tid * scratch;
     double* bw = buf_w + tid * scratch;
     double* bg = buf_g + tid * scratch;
-    GRID_STRIDE(c, ncomm)
-    {
+    for (long long c = tid; c < ncomm; c += nthreads) {
         const double ac = a[c];
         for (long long t = cptr[c]; t < cptr[c + 1]; ++t) {
             const int v = members[t];

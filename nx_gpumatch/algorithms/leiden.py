@@ -7,8 +7,8 @@ The engine is :mod:`nx_gpumatch.cpu.leiden`, built on the Louvain engine's
 local moving and aggregation. Every community of a finished run induces a
 connected subgraph. ``seed`` sets the vertex order and the refinement's
 random choices; ``seed=None`` keeps the graph's order and a fixed key.
-There is no GPU engine: ``device="gpu"`` raises NotImplementedError and
-``device="auto"`` runs on the CPU.
+``device="gpu"`` runs :mod:`nx_gpumatch.gpu.leiden`; ``device="auto"`` takes
+the GPU when one is usable and the graph is large enough, as Louvain does.
 
 networkx has no Leiden of its own to fall back to, so inputs the engine cannot
 cluster as asked (directed graphs, multigraphs, negative or exact-number
@@ -21,7 +21,7 @@ import numpy as np
 
 from nx_gpumatch.algorithms import louvain as lv
 from nx_gpumatch.algorithms._convert import to_graph
-from nx_gpumatch.config import get_config
+from nx_gpumatch.config import get_config, resolve_device
 
 __all__ = ["leiden_communities", "leiden_partitions"]
 
@@ -40,15 +40,11 @@ def _check_params(resolution, theta, max_level=None):
         raise ValueError(f"theta must be a positive finite number, got {theta!r}")
 
 
-def _engine(device):
+def _engine(device, num_edges=0):
     dev = get_config().device if device is None else device
     if dev not in ("auto", "cpu", "gpu"):
         raise ValueError(f"device must be one of ('auto', 'cpu', 'gpu'), got {device!r}")
-    if dev == "gpu":
-        raise NotImplementedError(
-            "gpumatch has no GPU Leiden; use device='cpu' or 'auto' (which runs on the CPU)"
-        )
-    return "cpu"
+    return resolve_device(dev, num_edges)  # gpu: nx_gpumatch.gpu.leiden
 
 
 def levels(
@@ -74,13 +70,17 @@ def levels(
     ):
         raise ValueError(f"passes must be a positive integer or None, got {passes!r}")
     lv._check_weights(graph)
-    engine = _engine(device)
+    engine = _engine(device, graph.num_edges)
     cfg = get_config()
     indptr, indices, w, loop = lv._arrays(graph, weighted)
     key = lv._seed_key(seed)
     order = None if key is None else lv._permutation(graph.num_nodes, key)
     from nx_gpumatch import cpu
-    from nx_gpumatch.cpu import leiden as engine_mod
+
+    if engine == "gpu":
+        from nx_gpumatch.gpu import leiden as engine_mod
+    else:
+        from nx_gpumatch.cpu import leiden as engine_mod
 
     gen = engine_mod.leiden_levels(
         indptr,
@@ -193,7 +193,7 @@ def leiden_communities(
         At most this many passes; each pass after the first runs the method
         again from the partition found so far (None: until one gains almost
         nothing). The first pass alone is the method of the paper.
-    device : "auto" or "cpu" ("gpu" raises NotImplementedError)
+    device : "auto", "cpu", "gpu" or None (the config's)
     threads : int or None
         Numba threads (None: the config's); results do not depend on it.
     progress : None, True or False

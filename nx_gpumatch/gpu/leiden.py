@@ -38,6 +38,7 @@ __all__ = ["leiden_levels", "refine"]
 
 BLOCK = gl.BLOCK
 DEFINES = {"BLOCK": BLOCK}
+MAX_PASSES = cpu_leiden.MAX_PASSES
 # Bytes of refinement scratch per candidate slot (sub-community, weight, gain).
 SCRATCH_BYTES = 20
 
@@ -69,9 +70,9 @@ def refine(xp, kernels, g, comm, prio, res_over_m2, theta, key, salt, table_byte
     pos = xp.full(n, -1, xp.int32)
     scratch = int(np.diff(g.indptr_host).max()) + 1 if n else 1
     budget = gl.table_budget(xp, table_bytes)
-    threads = max(1, min(kc, budget // (SCRATCH_BYTES * scratch)))
+    threads = max(1, min(kc, gl.MAX_GRID * BLOCK, budget // (SCRATCH_BYTES * scratch)))
     blocks = min(gl.MAX_GRID, -(-threads // BLOCK))
-    slots = blocks * BLOCK * scratch
+    slots = threads * scratch
     mod.get_function("refine_communities")(
         (blocks,),
         (BLOCK,),
@@ -94,6 +95,7 @@ def refine(xp, kernels, g, comm, prio, res_over_m2, theta, key, salt, table_byte
             rsize,
             ext,
             pos,
+            np.int32(threads),
             np.int64(scratch),
             xp.empty(slots, xp.int32),
             xp.empty(slots, xp.float64),

@@ -36,7 +36,15 @@ __all__ = ["main"]
 
 FAMILIES = ("matching", "b_matching", "stable_marriage", "louvain")
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck")
-GPU_MODULES = ("graph", "interop", "matching", "b_matching", "stable_marriage", "louvain")
+GPU_MODULES = (
+    "graph",
+    "interop",
+    "matching",
+    "b_matching",
+    "stable_marriage",
+    "louvain",
+    "leiden",
+)
 
 
 def _log(msg):

@@ -1,0 +1,313 @@
+"""GPU Louvain at scale and GPU Leiden, run in CPU emulation: the sweep
+schedule drawn on the device, the hub paths of the row kernels (a star with
+100k leaves), the move phase's global hash tables taken in chunks (a tiny
+forced budget), and the Leiden refinement and whole runs, all against the CPU
+engines. Integer weights, so every sum is exact and results must be equal.
+NVRTC compilation of the files is covered by test_kernels_nvrtc.py."""
+
+import numpy as np
+import pytest
+
+from nx_gpumatch import Graph
+from nx_gpumatch.cpu import leiden as cle
+from nx_gpumatch.cpu import louvain as cl
+from nx_gpumatch.gpu import leiden as gle
+from nx_gpumatch.gpu import louvain as gl
+from nx_gpumatch.gpu._emulate import options
+from nx_gpumatch.gpu._launch import get_module
+
+
+def planted(n, groups, seed, hubs=(), p_in=0.85, per_vertex=4):
+    """Planted groups with integer weights 1..3, plus hub vertices joined to
+    the given numbers of random vertices."""
+    rng = np.random.default_rng(seed)
+    block = rng.integers(0, groups, n)
+    members = [np.flatnonzero(block == b) for b in range(groups)]
+    src = rng.integers(0, n, per_vertex * n)
+    same = rng.random(src.shape[0]) < p_in
+    dst = np.where(
+        same,
+        [rng.choice(members[block[u]]) for u in src],
+        rng.integers(0, n, src.shape[0]),
+    )
+    for h, d in enumerate(hubs):
+        src = np.concatenate([src, np.full(d, h)])
+        dst = np.concatenate([dst, rng.choice(n, d, replace=False)])
+    w = rng.integers(1, 4, src.shape[0]).astype(np.float64)
+    return Graph.from_arrays(src, dst, w, num_nodes=n)
+
+
+def star(leaves):
+    return Graph.from_arrays(
+        np.zeros(leaves, np.int64), np.arange(1, leaves + 1), np.ones(leaves), num_nodes=leaves + 1
+    )
+
+
+def levels(engine, g, **kw):
+    return [
+        (lab.tolist(), info)
+        for lab, info in engine(g.indptr, g.indices, g.weights, g.loop_weight, **kw)
+    ]
+
+
+def is_connected_partition(g, labels):
+    """Does every community induce a connected subgraph?"""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    labels = np.asarray(labels)
+    n = labels.shape[0]
+    rows = np.repeat(np.arange(n), np.diff(g.indptr))
+    keep = labels[rows] == labels[g.indices]
+    adj = csr_matrix((np.ones(int(keep.sum())), (rows[keep], g.indices[keep])), shape=(n, n))
+    ncomp, _ = connected_components(adj, directed=False)
+    return ncomp == np.unique(labels).shape[0]
+
+
+# ---------------------------------------------------------------- schedule
+@pytest.mark.parametrize("max_arcs, max_batches", [(50, 3), (1, 0), (400, 4), (7, 0)])
+def test_device_schedule_equals_cpu(max_arcs, max_batches):
+    g = planted(500, 5, 1, hubs=(350, 120, 40))
+    order = np.random.default_rng(2).permutation(g.num_nodes).astype(np.int32)
+    bptr, verts = cl.degree_buckets(g.indptr, cl.MOVE_BUCKETS, order)
+    sched = gl.Schedule(np, g.indptr, order)
+    for sweep in range(4):
+        sverts, bounds, batch = cl.sweep_schedule(
+            bptr, verts, g.indptr, max_arcs, max_batches, sweep
+        )
+        got_v, batches, got_b = sched.sweep(max_arcs, max_batches, sweep)
+        np.testing.assert_array_equal(got_v, sverts)
+        np.testing.assert_array_equal(got_b, batch)
+        assert [lo for lo, _, _ in batches] + [sverts.shape[0]] == bounds.tolist()
+        for lo, hi, b in batches:  # a batch never straddles two buckets
+            assert bptr[b] <= lo <= hi <= bptr[b + 1]
+
+
+# ------------------------------------------------------------------ chunks
+def test_table_chunks():
+    off = gl._pow2_tables(np.array([400, 1000, 330, 5000, 700]))
+    sizes = np.diff(off)
+    for budget in (1, 1024, 2048, 8192, 1 << 30):
+        b = gl.table_chunks(off, budget)
+        assert b[0] == 0 and b[-1] == sizes.shape[0] and all(np.diff(b) > 0)
+        for i, j in zip(b[:-1], b[1:]):
+            assert j == i + 1 or off[j] - off[i] <= budget
+            if j < sizes.shape[0]:  # as long as fits: one more would not
+                assert off[j + 1] - off[i] > budget
+    assert gl.table_chunks(off, 1 << 30) == [0, 5]
+    with pytest.raises(ValueError, match="table_bytes"):
+        gl.table_budget(np, 3)
+
+
+class LaunchLog:
+    """Records (kernel, grid, width-or-count) of every launch of a module."""
+
+    def __init__(self, monkeypatch, problem):
+        self.calls = []
+        mod = get_module(problem, "emulate")
+        real = mod.get_function
+
+        def get_function(name):
+            fn = real(name)
+
+            def call(grid, block, args, shared_mem=0):
+                self.calls.append((name, grid, args))
+                return fn(grid, block, args, shared_mem)
+
+            return call
+
+        monkeypatch.setattr(mod, "get_function", get_function)
+
+    def count(self, name):
+        return sum(1 for c in self.calls if c[0] == name)
+
+
+def test_chunked_run_equals_cpu(monkeypatch):
+    """A forced budget of 1024 table slots puts every hub of the global-table
+    bucket in its own chunk: the run still equals the CPU engine's."""
+    g = planted(420, 4, 3, hubs=(400, 360, 340))
+    kw = dict(
+        order=np.random.default_rng(4).permutation(g.num_nodes),
+        sequential_arcs=0,
+        max_batches=1,
+        batch_fraction=50.0,
+    )
+    cpu = levels(cl.louvain_levels, g, **kw)
+    log = LaunchLog(monkeypatch, "louvain")
+    gpu = levels(
+        gl.louvain_levels, g, backend="emulate", cpu_below_arcs=0, table_bytes=1024 * 16, **kw
+    )
+    assert cpu == gpu and cpu[-1][1]["modularity"] > 0.3
+    # the first sweep of the first level: the three hubs, one launch each
+    counts = [int(args[0]) for name, _, args in log.calls if name == "compute_moves_block"]
+    assert counts[:4] == [1, 1, 1] + counts[3:4] or counts.count(1) >= 3, counts
+
+
+# --------------------------------------------------------------- hub rows
+LEAVES = 100_000
+
+
+@pytest.fixture(scope="module")
+def big_star():
+    return star(LEAVES)
+
+
+def test_star_hub_rows(big_star):
+    """The hub's row (100k arcs) in the block-wide paths of computeMove
+    (global table, forced into a chunk of its own), commit, inner weights and
+    degrees: the CPU engine's values."""
+    g = big_star
+    n = g.num_nodes
+    xp, mod = np, get_module("louvain", "emulate")
+    lev = gl._Level(xp, g.indptr, g.indices, g.weights, g.loop_weight, None)
+    lev.k = gl.degrees(xp, mod, lev)
+    np.testing.assert_array_equal(lev.k, cl.weighted_degrees(g.indptr, g.weights, g.loop_weight))
+    assert [w for w, _ in lev.classes()] == [1, gl.BLOCK]
+    # leaves in 1000 communities named after a leaf, the hub alone
+    comm = np.concatenate([[0], 1 + (np.arange(LEAVES) % 1000)]).astype(np.int32)
+    k = lev.k
+    a = np.bincount(comm, k, n)
+    size = np.bincount(comm, minlength=n).astype(np.int32)
+    prio = np.arange(n, dtype=np.int32)
+    batch = np.zeros(n, np.int32)
+    m2 = float(k.sum())
+    hub = np.zeros(1, np.int32)
+    pos, bc, bj, bw = cl.move_scratch(1, n, LEAVES)
+    want = np.full(n, -7, np.int32)
+    cl._compute_moves_serial(
+        hub, 0, 1, g.indptr, g.indices, g.weights, k, comm, a, size, prio, batch,
+        np.ones(n, np.uint8), 1.0 / m2, pos, bc, bj, bw, want,
+    )  # fmt: skip
+    newc = np.full(n, -7, np.int32)
+    active = np.ones(n, np.uint8)
+    state = (
+        g.indptr,
+        lev.indices,
+        lev.w,
+        k,
+        comm,
+        a,
+        size,
+        prio,
+        batch,
+        active,
+        np.float64(1 / m2),
+    )
+    gl._moves_global_tables(
+        xp, mod.get_function("compute_moves_block"), hub, np.diff(g.indptr), state, 8, newc
+    )
+    assert newc[0] == want[0] and newc[0] != 0
+    # commit the hub's move: block-wide, every leaf flagged
+    active[:] = 0
+    dirty = np.zeros(n, np.uint8)
+    moved = np.zeros(1, np.int32)
+    c = int(newc[0])
+    a0 = a.copy()
+    mod.get_function("commit_moves")(
+        (1,), (gl.BLOCK,),
+        (np.int32(1), hub, newc, comm, k, a, size, g.indptr, lev.indices, active, dirty, moved,
+         np.int32(gl.COMMIT_WIDTH[gl.GLOBAL_BUCKET])),
+    )  # fmt: skip
+    mod.get_function("apply_moves")((1,), (gl.BLOCK,), (np.int32(1), hub, newc, comm))
+    assert moved[0] == 1 and comm[0] == c and active[1:].all() and dirty.all()
+    assert a[0] == a0[0] - LEAVES and a[c] == a0[c] + LEAVES and size[0] == 0
+    intra = np.full(n, -1.0)
+    mod.get_function("intra_weights")(
+        (1,), (gl.BLOCK,),
+        (np.int32(1), hub, g.indptr, lev.indices, lev.w, lev.loop, comm, dirty, intra,
+         np.int32(gl.BLOCK)),
+    )  # fmt: skip
+    assert intra[0] == np.count_nonzero(comm[1:] == c) and dirty[0] == 0
+
+
+def test_star_aggregation(big_star):
+    """Merging the star: the hub's community collects 100 leaves' arcs and
+    sends 999 merged rows; the same graph as the CPU engine's."""
+    g = big_star
+    n = g.num_nodes
+    comm = np.concatenate([[1], 1 + (np.arange(LEAVES) % 1000)]).astype(np.int32)
+    lev = gl._Level(np, g.indptr, g.indices, g.weights, g.loop_weight, None)
+    mod = get_module("louvain", "emulate")
+    lev.k = gl.degrees(np, mod, lev)
+    newid, K = gl.renumber(np, comm)
+    got = gl.aggregate(np, mod, lev, comm, newid, K)
+    nid, K2, ptr, members = cl.renumber(comm)
+    pos = np.full((1, n), -1, np.int32)
+    ref = cl.aggregate(
+        comm, nid, K2, ptr, members, g.indptr, g.indices, g.weights, g.loop_weight, pos, 1
+    )
+    assert K == K2 == 1000
+
+    def rows(indptr, indices, w):
+        return [
+            sorted(
+                zip(
+                    indices[indptr[x] : indptr[x + 1]].tolist(),
+                    w[indptr[x] : indptr[x + 1]].tolist(),
+                )
+            )
+            for x in range(K)
+        ]
+
+    assert rows(got.indptr, got.indices, got.w) == rows(*ref[:3])
+    np.testing.assert_array_equal(got.loop, ref[3])
+    np.testing.assert_array_equal(got.k, ref[4])
+    assert got.loop[0] == 100 and np.diff(got.indptr)[0] == 999
+
+
+# ------------------------------------------------------------------ Leiden
+def _refine_case(seed):
+    g = planted(400, 6, seed, hubs=(330, 90))
+    rng = np.random.default_rng(seed)
+    n = g.num_nodes
+    comm = rng.integers(0, 8, n).astype(np.int32)  # coarse: refinement splits them
+    comm[rng.random(n) < 0.1] = np.flatnonzero(rng.random(n) < 0.1)[:1]
+    prio = rng.permutation(n).astype(np.int32)
+    order = np.empty(n, np.int32)
+    order[prio] = np.arange(n, dtype=np.int32)
+    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
+    return g, comm, order, prio, k
+
+
+@pytest.mark.parametrize("budget", [None, 20 * 400])
+def test_refine_equals_cpu(budget):
+    """The refinement kernel against the CPU's refine: the same partition,
+    under thread chaos, with a scratch budget of two threads or ample."""
+    g, comm, order, prio, k = _refine_case(5)
+    m2 = float(k.sum())
+    a = np.bincount(comm, weights=k, minlength=g.num_nodes)
+    key = np.uint64(12345)
+    want = cle.refine(
+        g.indptr, g.indices, g.weights, k, comm, a, order, 1.0 / m2, 0.01, key, np.int64(3)
+    )
+    lev = gl._Level(np, g.indptr, g.indices, g.weights, g.loop_weight, k)
+    kernels = (get_module("louvain", "emulate"), get_module("leiden", "emulate"))
+    with options(chaos=100, seed=2, slots=3):
+        got = gle.refine(np, kernels, lev, comm, prio, 1.0 / m2, 0.01, 12345, 3, budget)
+    np.testing.assert_array_equal(got, want)
+    assert np.unique(got).shape[0] > np.unique(comm).shape[0]  # it did split
+    assert (comm[got] == comm).all()  # sub-communities inside communities
+
+
+def test_leiden_run_equals_cpu_and_is_connected():
+    g = planted(240, 4, 7, hubs=(60,), per_vertex=3)
+    kw = dict(key=99, order=np.random.default_rng(8).permutation(g.num_nodes), sequential_arcs=0)
+    cpu = levels(cle.leiden_levels, g, **kw)
+    gpu = levels(gle.leiden_levels, g, backend="emulate", **kw)
+    assert cpu == gpu
+    for labels, _ in gpu:
+        assert is_connected_partition(g, labels)
+    assert gpu[-1][1]["modularity"] > 0.4
+
+
+def test_leiden_float_weights_close_to_cpu():
+    """Float weights: sums may differ in their last bits from the CPU's, so
+    the quality is compared, and every community is still connected."""
+    g0 = planted(200, 4, 11, per_vertex=3)
+    w = np.random.default_rng(3).uniform(0.5, 1.5, g0.num_edges)
+    g = Graph.from_arrays(g0.edge_src, g0.edge_dst, w, num_nodes=g0.num_nodes)
+    kw = dict(key=5, sequential_arcs=0, max_passes=2)
+    q_cpu = levels(cle.leiden_levels, g, **kw)[-1][1]["modularity"]
+    labels, info = levels(gle.leiden_levels, g, backend="emulate", **kw)[-1]
+    assert is_connected_partition(g, labels)
+    assert info["modularity"] >= 0.99 * q_cpu
