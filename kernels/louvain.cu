@@ -355,12 +355,19 @@ extern "C" __global__ void commit_moves(int count, const int* __restrict__ verts
         const int v = verts[i];
         const int c = newc[v], o = comm[v];
         if (c == o) continue;  // the same for every lane of the group
+        // every lane has read comm[v] before lane 0 rewrites it (block-wide:
+        // one row per block, so the whole block takes this branch together)
+        if (width <= 32)
+            __syncwarp(rg.mask);
+        else
+            __syncthreads();
         if (rg.lane == 0) {
             const double kv = k[v];
             atomicAdd(a + o, -kv);
             atomicAdd(a + c, kv);
             atomicSub(size + o, 1);
             atomicAdd(size + c, 1);
+            comm[v] = c;
             dirty[v] = 1;
             ++mine;
         }
@@ -371,18 +378,6 @@ extern "C" __global__ void commit_moves(int count, const int* __restrict__ verts
         }
     }
     if (mine) atomicAdd(moved, mine);
-}
-
-// The community of each mover is written after the whole batch has committed:
-// commit_moves's groups read comm[v] of their own row only, but a second
-// launch keeps the write out of any lane's way.
-extern "C" __global__ void apply_moves(int count, const int* __restrict__ verts, const int* __restrict__ newc, int* comm)
-{
-    GRID_STRIDE(i, count)
-    {
-        const int v = verts[i];
-        comm[v] = newc[v];
-    }
 }
 
 // intra[v] = weight of v's arcs inside its community plus twice its

@@ -125,22 +125,24 @@ class LaunchLog:
 def test_chunked_run_equals_cpu(monkeypatch):
     """A forced budget of 1024 table slots puts every hub of the global-table
     bucket in its own chunk: the run still equals the CPU engine's."""
-    g = planted(420, 4, 3, hubs=(400, 360, 340))
+    g = planted(400, 4, 5, hubs=(380, 360, 340))
     kw = dict(
         order=np.random.default_rng(4).permutation(g.num_nodes),
         sequential_arcs=0,
-        max_batches=1,
-        batch_fraction=50.0,
+        max_batches=4,
+        batch_fraction=2.0,
+        max_sweeps=4,  # (the emulation is slow; the cap applies to both engines)
     )
     cpu = levels(cl.louvain_levels, g, **kw)
     log = LaunchLog(monkeypatch, "louvain")
     gpu = levels(
         gl.louvain_levels, g, backend="emulate", cpu_below_arcs=0, table_bytes=1024 * 16, **kw
     )
-    assert cpu == gpu and cpu[-1][1]["modularity"] > 0.3
-    # the first sweep of the first level: the three hubs, one launch each
-    counts = [int(args[0]) for name, _, args in log.calls if name == "compute_moves_block"]
-    assert counts[:4] == [1, 1, 1] + counts[3:4] or counts.count(1) >= 3, counts
+    assert cpu == gpu and len(cpu) >= 2 and cpu[-1][1]["modularity"] > 0.25
+    # the first sweep's global-table bucket: the three hubs, one launch each
+    tables = [args for name, _, args in log.calls if name == "compute_moves_block" and args[14]]
+    assert [int(args[0]) for args in tables[:3]] == [1, 1, 1]
+    assert sorted(int(args[1][0]) for args in tables[:3]) == [0, 1, 2]
 
 
 # --------------------------------------------------------------- hub rows
@@ -208,7 +210,6 @@ def test_star_hub_rows(big_star):
         (np.int32(1), hub, newc, comm, k, a, size, g.indptr, lev.indices, active, dirty, moved,
          np.int32(gl.COMMIT_WIDTH[gl.GLOBAL_BUCKET])),
     )  # fmt: skip
-    mod.get_function("apply_moves")((1,), (gl.BLOCK,), (np.int32(1), hub, newc, comm))
     assert moved[0] == 1 and comm[0] == c and active[1:].all() and dirty.all()
     assert a[0] == a0[0] - LEAVES and a[c] == a0[c] + LEAVES and size[0] == 0
     intra = np.full(n, -1.0)
@@ -291,12 +292,18 @@ def test_refine_equals_cpu(budget):
 
 def test_leiden_run_equals_cpu_and_is_connected():
     g = planted(240, 4, 7, hubs=(60,), per_vertex=3)
-    kw = dict(key=99, order=np.random.default_rng(8).permutation(g.num_nodes), sequential_arcs=0)
+    kw = dict(
+        key=99,
+        order=np.random.default_rng(8).permutation(g.num_nodes),
+        sequential_arcs=0,
+        max_sweeps=5,
+        max_passes=2,
+    )
     cpu = levels(cle.leiden_levels, g, **kw)
     gpu = levels(gle.leiden_levels, g, backend="emulate", **kw)
     assert cpu == gpu
-    for labels, _ in gpu:
-        assert is_connected_partition(g, labels)
+    # the result of the run (a level's local moving alone may not be)
+    assert is_connected_partition(g, gpu[-1][0])
     assert gpu[-1][1]["modularity"] > 0.4
 
 
@@ -306,7 +313,7 @@ def test_leiden_float_weights_close_to_cpu():
     g0 = planted(200, 4, 11, per_vertex=3)
     w = np.random.default_rng(3).uniform(0.5, 1.5, g0.num_edges)
     g = Graph.from_arrays(g0.edge_src, g0.edge_dst, w, num_nodes=g0.num_nodes)
-    kw = dict(key=5, sequential_arcs=0, max_passes=2)
+    kw = dict(key=5, sequential_arcs=0, max_sweeps=5, max_passes=2)
     q_cpu = levels(cle.leiden_levels, g, **kw)[-1][1]["modularity"]
     labels, info = levels(gle.leiden_levels, g, backend="emulate", **kw)[-1]
     assert is_connected_partition(g, labels)

@@ -433,7 +433,6 @@ def optimise(
     group = mod.get_function("compute_moves_group")
     block = mod.get_function("compute_moves_block")
     commit = mod.get_function("commit_moves")
-    apply = mod.get_function("apply_moves")
     intra_k = mod.get_function("intra_weights")
     if init is None:
         comm = xp.arange(n, dtype=xp.int32)
@@ -513,7 +512,6 @@ def optimise(
                 (count, vs, newc, comm, g.k, a, size, g.indptr, g.indices, active, dirty, moved_d)
                 + (np.int32(COMMIT_WIDTH[b]),),
             )
-            apply(_grid(int(count), BLOCK), (BLOCK,), (count, vs, newc, comm))
         moved = int(to_host(moved_d)[0])
         if moved == 0:
             if full:
