@@ -64,3 +64,21 @@ def test_nvrtc_compile(path, arch):
             assert name.encode() in cubin, f"kernel {name} missing from the {arch} cubin"
     finally:
         nvrtc.destroyProgram(prog)
+
+
+# ------------------------------------------------------------ Louvain, Leiden
+@pytest.mark.parametrize("problem", ["louvain", "leiden"])
+def test_host_launches_only_kernels_the_file_has(problem):
+    """Every kernel name gpu/<problem>.py fetches is defined in
+    kernels/<problem>.cu (or in louvain.cu, whose kernels Leiden reuses), and
+    both files build with their host module's -D defines."""
+    import re
+
+    from nx_gpumatch.gpu._source import kernel_source, problem_defines
+
+    host = (Path(__file__).parents[1] / "nx_gpumatch" / "gpu" / f"{problem}.py").read_text()
+    names = set(re.findall(r'get_function\("(\w+)"\)', host))
+    assert names, f"gpu/{problem}.py launches no kernel"
+    have = set(parse_kernels(kernel_source(problem))) | set(parse_kernels(kernel_source("louvain")))
+    assert names <= have, sorted(names - have)
+    assert problem_defines(problem).get("BLOCK", 0) % 32 == 0 and problem_defines(problem)

@@ -47,7 +47,18 @@ import numpy as np
 from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.gpu._launch import array_module, get_module, to_host
 
-__all__ = ["louvain_levels"]
+__all__ = [
+    "louvain_levels",
+    "optimise",
+    "aggregate",
+    "renumber",
+    "degrees",
+    "Schedule",
+    "table_budget",
+    "table_chunks",
+    "segment_reduce",
+    "group_sums",
+]
 
 BLOCK = 128
 DEFINES = {"BLOCK": BLOCK}
