@@ -14,10 +14,11 @@
 //   * commit_moves: the batch's moves applied, community degrees and sizes
 //     updated with atomics, neighbours of movers flagged for another look;
 // and after the sweep intra_weights recomputes the inner weight of flagged
-// vertices for the modularity. Aggregation sorts the arcs by (community of
-// the tail, community of the head) and sums each run (segment_sums).
+// vertices for the modularity. Aggregation gathers the arcs of a chunk of
+// communities (gather_arcs), sorts them by (community of the tail, community
+// of the head) and sums each run (segment_sums).
 //
-// Row kernels (commit_moves, intra_weights, row_sums, arc_keys,
+// Row kernels (commit_moves, intra_weights, row_sums, gather_arcs,
 // segment_sums) take `width`: the threads given to one row, a power of two
 // up to 32 (BLOCK / width rows per block) or BLOCK (a block per row), chosen
 // by the host from the row's length, so a hub row never runs on one thread.
@@ -422,18 +423,24 @@ extern "C" __global__ void row_sums(int count, const int* __restrict__ verts, co
 }
 
 // ------------------------------------------------------------- aggregation
-// Sort key of every arc of verts[0:count]: cx[v] * K + cx[head] (cx: the
-// new vertex of each old one), written at the arc's own position.
-extern "C" __global__ void arc_keys(int count, const int* __restrict__ verts, const long long* __restrict__ indptr,
-                                    const int* __restrict__ indices, const int* __restrict__ cx, long long K,
-                                    long long* keys, int width)
+// The arcs of rows verts[0:count] (one chunk of the aggregation), row i's
+// written from out_off[i] on: sort key cx[v] * K + cx[head] (cx: the new
+// vertex of each old one) and weight.
+extern "C" __global__ void gather_arcs(int count, const int* __restrict__ verts, const long long* __restrict__ indptr,
+                                       const int* __restrict__ indices, const double* __restrict__ w,
+                                       const int* __restrict__ cx, long long K, const long long* __restrict__ out_off,
+                                       long long* keys, double* vals, int width)
 {
     const RowGroup rg = row_group(width);
     ROW_LOOP(i, count, rg)
     {
         const int v = verts[i];
         const long long base = (long long)cx[v] * K;
-        for (long long p = indptr[v] + rg.lane; p < indptr[v + 1]; p += width) keys[p] = base + cx[indices[p]];
+        const long long lo = indptr[v], dst = out_off[i] - lo;
+        for (long long p = lo + rg.lane; p < indptr[v + 1]; p += width) {
+            keys[dst + p] = base + cx[indices[p]];
+            vals[dst + p] = w[p];
+        }
     }
 }
 

@@ -221,9 +221,11 @@ def test_star_hub_rows(big_star):
     assert intra[0] == np.count_nonzero(comm[1:] == c) and dirty[0] == 0
 
 
-def test_star_aggregation(big_star):
+@pytest.mark.parametrize("table_bytes", [None, gl.AGGREGATE_BYTES * 5000])
+def test_star_aggregation(big_star, table_bytes, monkeypatch):
     """Merging the star: the hub's community collects 100 leaves' arcs and
-    sends 999 merged rows; the same graph as the CPU engine's."""
+    sends 999 merged rows; the same graph as the CPU engine's, in one chunk or
+    in chunks of at most 5000 arcs (the hub's community alone in one)."""
     g = big_star
     n = g.num_nodes
     comm = np.concatenate([[1], 1 + (np.arange(LEAVES) % 1000)]).astype(np.int32)
@@ -231,7 +233,12 @@ def test_star_aggregation(big_star):
     mod = get_module("louvain", "emulate")
     lev.k = gl.degrees(np, mod, lev)
     newid, K = gl.renumber(np, comm)
-    got = gl.aggregate(np, mod, lev, comm, newid, K)
+    chunks = []
+    real = gl.segment_reduce
+    monkeypatch.setattr(gl, "segment_reduce", lambda *a: chunks.append(1) or real(*a))
+    got = gl.aggregate(np, mod, lev, comm, newid, K, table_bytes)
+    # the hub's community alone, then 999 of 100 arcs each, 50 to a chunk
+    assert len(chunks) == (1 if table_bytes is None else 21)
     nid, K2, ptr, members = cl.renumber(comm)
     pos = np.full((1, n), -1, np.int32)
     ref = cl.aggregate(

@@ -287,7 +287,7 @@ def _one_pass(
         nxt = xp.empty(K, xp.int32)
         nxt[rid[ref]] = pid[comm]
         labels = rid[ref[labels]]
-        g = gl.aggregate(xp, lmod, g, ref, rid, K)
+        g = gl.aggregate(xp, lmod, g, ref, rid, K, table_bytes)
         order, prio = cl.carry_order(order, to_host(rid), K)
         init_d = nxt
     return last, q_last, salt

@@ -73,6 +73,9 @@ GLOBAL_BUCKET = len(GROUP_KERNELS) + 1  # degree > 319: a block, global table
 ROW_WIDTHS = ((8, 1), (64, 8), (512, 32), (None, BLOCK))
 # Commit threads per row in each move bucket (its largest degree's ROW_WIDTHS).
 COMMIT_WIDTH = {0: 1, 1: 1, 2: 8, 3: 8, 4: 32, 5: 32, 6: BLOCK}
+# Aggregation bytes per arc of a chunk: key, weight, sort permutation, sorted
+# copies, the sort's scratch.
+AGGREGATE_BYTES = 64
 # Bytes of one global hash-table slot (key, weight, representative).
 SLOT_BYTES = 16
 # Share of the free device memory the global hash tables of one chunk may take.
@@ -300,8 +303,9 @@ def louvain_levels(
 ):
     """The GPU engine's version of :func:`nx_gpumatch.cpu.louvain.louvain_levels`
     (same arguments, same yields: host int32 labels and an info dict).
-    ``table_bytes`` caps the global hash tables of one chunk of the move
-    phase (None: a share of the free device memory)."""
+    ``table_bytes`` caps the memory of one chunk of the move phase's global
+    hash tables and of the aggregation (None: a share of the free device
+    memory)."""
     xp = array_module(backend)
     mod = get_module("louvain", backend)
     indptr = np.ascontiguousarray(indptr, np.int64)
@@ -391,7 +395,7 @@ def louvain_levels(
         if q_new - q <= threshold:
             return
         q = q_new
-        g = aggregate(xp, mod, g, comm, newid, K)
+        g = aggregate(xp, mod, g, comm, newid, K, table_bytes)
         order, prio = cl.carry_order(order, to_host(newid), K)
         level += 1
 
@@ -584,21 +588,53 @@ def renumber(xp, comm):
     return newid, int(nonempty.sum())
 
 
-def aggregate(xp, mod, g, comm, newid, K):
-    """The graph of the communities, as a new _Level: every arc keyed by
-    (new tail, new head), sorted (stable), each run summed. Runs with equal
-    ends are inner weight: half of it, with the members' self-loops (entered
-    as arcs of twice their weight), is the new self-loop. The sort needs
-    about 24 bytes per arc on top of the graph."""
+def aggregate(xp, mod, g, comm, newid, K, table_bytes=None):
+    """The graph of the communities, as a new _Level.
+
+    The communities are taken in chunks of consecutive new ids whose arcs
+    fit the memory budget (``table_bytes``, None: a share of the free device
+    memory; AGGREGATE_BYTES per arc). Per chunk, the arcs of its members'
+    rows are gathered with their key (new tail, new head) and sorted
+    (stable), and each run of equal keys is summed: runs with equal ends are
+    inner weight, half of which, with the members' self-loops (entered as
+    arcs of twice their weight), is the new self-loop. Chunks come in id
+    order and each is sorted, so the rows come out in CSR order, and the
+    chunking never changes a sum."""
     cx = xp.ascontiguousarray(newid[comm])
-    keys = xp.empty(g.arcs, xp.int64)
-    launch_rows(
-        mod.get_function("arc_keys"), g.classes(), (g.indptr, g.indices, cx, np.int64(K), keys)
-    )
-    lv = xp.flatnonzero(g.loop != 0)
-    keys = xp.concatenate([keys, cx[lv].astype(xp.int64) * (K + 1)])
-    vals = xp.concatenate([g.w, 2.0 * g.loop[lv]])
-    ukeys, sums = segment_reduce(xp, mod, keys, vals)
+    deg = g.indptr[1:] - g.indptr[:-1]
+    # arcs (and loop entries) per new vertex, their prefix sums: the chunks
+    has_loop = (g.loop != 0).astype(xp.int64)
+    load = xp.bincount(cx, weights=(deg + has_loop).astype(xp.float64), minlength=K)
+    pre = np.zeros(K + 1, np.int64)
+    np.cumsum(np.rint(to_host(load)).astype(np.int64), out=pre[1:])
+    budget = max(1, table_budget(xp, table_bytes) // AGGREGATE_BYTES)
+    bounds = table_chunks(pre, budget)
+    gather = mod.get_function("gather_arcs")
+    parts = []
+    for i, j in zip(bounds[:-1], bounds[1:]):
+        rows = xp.flatnonzero((cx >= i) & (cx < j)).astype(xp.int32)
+        rdeg = deg[rows]
+        total = int(pre[j] - pre[i])
+        out_off = xp.zeros(rows.shape[0], xp.int64)
+        if rows.shape[0] > 1:
+            xp.cumsum(rdeg[:-1], out=out_off[1:])
+        lv = rows[g.loop[rows] != 0]
+        arcs = total - int(lv.shape[0])
+        keys = xp.empty(total, xp.int64)
+        vals = xp.empty(total, xp.float64)
+        for width, sel in width_classes(xp, rdeg):
+            count = int(sel.shape[0])
+            gather(
+                _grid(count, BLOCK // width),
+                (BLOCK,),
+                (np.int32(count), xp.ascontiguousarray(rows[sel]), g.indptr, g.indices, g.w, cx)
+                + (np.int64(K), xp.ascontiguousarray(out_off[sel]), keys, vals, np.int32(width)),
+            )
+        keys[arcs:] = cx[lv].astype(xp.int64) * (K + 1)
+        vals[arcs:] = 2.0 * g.loop[lv]
+        parts.append(segment_reduce(xp, mod, keys, vals))
+    ukeys = xp.concatenate([p[0] for p in parts])
+    sums = xp.concatenate([p[1] for p in parts])
     x = ukeys // K
     y = ukeys - x * K
     diag = x == y
