@@ -78,7 +78,7 @@ COMMIT_WIDTH = {0: 1, 1: 1, 2: 8, 3: 8, 4: 32, 5: 32, 6: BLOCK}
 AGGREGATE_BYTES = 64
 # Bytes of one global hash-table slot (key, weight, representative).
 SLOT_BYTES = 16
-# Share of the free device memory the global hash tables of one chunk may take.
+# Share of the free device memory the scratch of one chunk may take.
 TABLE_MEMORY_SHARE = 0.5
 # Table budget in emulation (host memory), when none is given.
 EMULATION_TABLE_BYTES = 1 << 28
@@ -99,9 +99,10 @@ def _pow2_tables(deg):
 
 
 def table_budget(xp, table_bytes=None):
-    """Bytes the global hash tables of one chunk may take: ``table_bytes`` if
-    given, else TABLE_MEMORY_SHARE of the device's free memory (CuPy's pool's
-    cached blocks count as free)."""
+    """Bytes the scratch of one chunk (the move phase's global hash tables,
+    the aggregation's sorted arcs, the Leiden refinement's candidates) may
+    take: ``table_bytes`` if given, else TABLE_MEMORY_SHARE of the device's
+    free memory (CuPy's pool's cached blocks count as free)."""
     if table_bytes is not None:
         table_bytes = int(table_bytes)
         if table_bytes < SLOT_BYTES:
