@@ -256,7 +256,7 @@ def check_aggregation(seed):
 @pytest.mark.parametrize(
     "kw",
     [
-        # one batch per bucket (the seed's bucket-synchronous sweep), coarse threshold
+        # one batch per bucket (Naim et al. 2017's bucket-synchronous sweep), coarse threshold
         dict(
             sequential_arcs=0,
             batch_fraction=50.0,
