@@ -317,6 +317,8 @@ def _one_pass(
             int(par_min),
             max_sweeps,
             init,
+            cl.SWEEP_REL_TOL if max_arcs > 1 else 0.0,
+            max_arcs <= 1,
         )
         del buf_c, buf_j, buf_w
         pid, kp, _, _ = cl.renumber(comm)
