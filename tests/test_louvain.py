@@ -68,6 +68,9 @@ def _seq_sum(xs):
 
 def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
     n = len(rows)
+    # Batched levels stop at a fraction of their gain, without a full sweep to
+    # confirm; levels one vertex at a time go to a local optimum.
+    rel, confirm = (cl.SWEEP_REL_TOL, False) if max_arcs > 1 else (0.0, True)
     deg = [len(r) for r in rows]
     bounds = cl.MOVE_BUCKETS.tolist()
     buckets = [[] for _ in range(len(bounds) + 1)]
@@ -87,6 +90,7 @@ def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
 
     sq = _seq_sum([x * x for x in a])
     q = _seq_sum(intra_all()) / m2 - res * sq / (m2 * m2)
+    q_start = q
     r_m2 = res / m2
     total = sweeps = 0
     all_active = True
@@ -148,7 +152,7 @@ def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
                         active[j] = True
             sq += dsq
         if moved == 0:
-            if full:
+            if full or not confirm:
                 break
             active = [True] * n  # a level ends on a sweep over every vertex
             all_active = True
@@ -164,8 +168,8 @@ def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
             continue
         total += moved
         gain, q = q_new - q, q_new
-        if gain <= thr:
-            if full:
+        if gain <= max(thr, rel * (q - q_start)):
+            if full or not confirm:
                 break
             active = [True] * n
             all_active = True
