@@ -19,9 +19,13 @@ Halappanavar, Tumeo 2017. One level = modularity optimisation + aggregation:
   vertices with a neighbour that moved are looked at again.
 * Sweeps end when one gains at most the sweep tolerance (SWEEP_TOL, or the
   coarse one on large levels), moves nothing, or after MAX_SWEEPS; a sweep
-  that lowers modularity is undone. The caller's ``threshold`` is networkx's:
-  it only decides whether another level follows. Modularity is kept up to date move by move (inner
-  weight and squared community degrees), not recomputed.
+  that lowers modularity is undone. Levels swept one vertex at a time end
+  only after a sweep over all vertices (a local optimum); levels swept in
+  batches also end once a sweep gains at most SWEEP_REL_TOL of the level's
+  gain, without that confirming sweep. The caller's ``threshold`` is
+  networkx's: it only decides whether another level follows. Modularity is
+  kept up to date move by move (inner weight and squared community degrees),
+  not recomputed.
 * Aggregation numbers the non-empty communities by a prefix sum and merges
   each community's arcs in a sparse accumulator.
 
@@ -567,6 +571,127 @@ def move_scratch(threads, n, maxdeg):
 
 
 @njit(cache=True)
+def _level_state(indptr, indices, w, loop, k, init):
+    """(comm, a, size, inner) of the partition ``init``: community of each
+    vertex, community degrees and sizes, total inner weight (arcs both ways)."""
+    n = indptr.shape[0] - 1
+    comm = np.empty(n, np.int32)
+    a = np.zeros(n, np.float64)
+    size = np.zeros(n, np.int32)
+    for v in range(n):
+        c = init[v]
+        comm[v] = c
+        a[c] += k[v]
+        size[c] += 1
+    inner = 0.0
+    for v in range(n):
+        inner += 2.0 * loop[v]
+    for v in range(n):  # (no arc is inner for singletons: the sum stays the loops')
+        for p in range(indptr[v], indptr[v + 1]):
+            if comm[indices[p]] == comm[v]:
+                inner += w[p]
+    return comm, a, size, inner
+
+
+@njit(cache=True)
+def optimise_seq(
+    indptr,
+    indices,
+    w,
+    loop,
+    k,
+    order,
+    prio,
+    m2,
+    resolution,
+    threshold,
+    bounds,
+    batch_arcs,
+    max_batches,
+    pos,
+    buf_c,
+    buf_j,
+    buf_w,
+    nchunks,
+    par_min_arcs,
+    max_sweeps,
+    init,
+    rel_tol,
+    confirm,
+):
+    """:func:`optimise` for levels swept one vertex at a time (``batch_arcs``
+    <= 1; the batch keywords are ignored): the same moves, sums and results
+    without the batch machinery, so that small graphs compile only this."""
+    n = indptr.shape[0] - 1
+    comm, a, size, inner = _level_state(indptr, indices, w, loop, k, init)
+    active = np.ones(n, np.uint8)
+    sq = _sum_sq(a)
+    res_over_m2 = resolution / m2
+    q = inner / m2 - resolution * sq / (m2 * m2)
+    q_start = q
+    _, verts = degree_buckets(indptr, bounds, order)
+    batch = np.arange(n).astype(np.int32)  # each vertex its own batch
+    keep_comm = np.empty_like(comm)
+    keep_a = np.empty_like(a)
+    keep_size = np.empty_like(size)
+    total = 0
+    sweeps = 0
+    all_active = True
+    while sweeps < max_sweeps:
+        sweeps += 1
+        full = all_active
+        all_active = False
+        _copy(comm, keep_comm)
+        _copy(a, keep_a)
+        _copy(size, keep_size)
+        keep_sq = sq
+        keep_inner = inner
+        moved, dsq, dinner = _sweep_one_by_one(
+            verts,
+            indptr,
+            indices,
+            w,
+            k,
+            comm,
+            a,
+            size,
+            prio,
+            batch,
+            active,
+            res_over_m2,
+            pos[0],
+            buf_c[0],
+            buf_j[0],
+            buf_w[0],
+        )
+        sq += dsq
+        inner += dinner
+        if moved == 0:
+            if full or not confirm:
+                break
+            active[:] = 1
+            all_active = True
+            continue
+        q_new = inner / m2 - resolution * sq / (m2 * m2)
+        if q_new < q:
+            _copy(keep_comm, comm)
+            _copy(keep_a, a)
+            _copy(keep_size, size)
+            sq = keep_sq
+            inner = keep_inner
+            break  # one vertex at a time lost modularity: only rounding can
+        total += moved
+        gain = q_new - q
+        q = q_new
+        if gain <= max(threshold, rel_tol * (q - q_start)):
+            if full or not confirm:
+                break
+            active[:] = 1
+            all_active = True
+    return comm, q, total, sweeps
+
+
+@njit(cache=True)
 def optimise(
     indptr,
     indices,
@@ -608,24 +733,10 @@ def optimise(
     Returns (comm, modularity, moves, sweeps).
     """
     n = indptr.shape[0] - 1
-    comm = np.empty(n, np.int32)
-    a = np.zeros(n, np.float64)
-    size = np.zeros(n, np.int32)
-    for v in range(n):
-        c = init[v]
-        comm[v] = c
-        a[c] += k[v]
-        size[c] += 1
+    comm, a, size, inner = _level_state(indptr, indices, w, loop, k, init)
     newc = comm.copy()
     change = np.empty(n, np.float64)
     active = np.ones(n, np.uint8)
-    inner = 0.0
-    for v in range(n):
-        inner += 2.0 * loop[v]
-    for v in range(n):  # (no arc is inner for singletons: the sum stays the loops')
-        for p in range(indptr[v], indptr[v + 1]):
-            if comm[indices[p]] == comm[v]:
-                inner += w[p]
     sq = _sum_sq(a)
     res_over_m2 = resolution / m2
     q = inner / m2 - resolution * sq / (m2 * m2)
@@ -1057,7 +1168,7 @@ def louvain_levels(
             if max_arcs > 1 and measured is None:
                 measured = parallel_min_arcs_now()  # once a run: it costs a few thread wakes
             par_min = measured if max_arcs > 1 else PARALLEL_MIN_ARCS
-        comm, q_new, moves, sweeps = run_level(
+        comm, q_new, moves, sweeps = (optimise_seq if max_arcs <= 1 else run_level)(
             indptr,
             indices,
             w,
