@@ -586,3 +586,50 @@ def test_cli_louvain(tmp_path, capsys):
         ["louvain", "-n", "200", "-m", "800", "--no-progress", "--max-level", "0"]
     )
     assert args.func(args) == 2
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_optimise_seq_equals_optimise_one_by_one(seed):
+    """The sequential optimiser small levels run is the batched one with
+    batches of one vertex: same communities, modularity, moves and sweeps."""
+    g, _ = generators.planted_partition(800, 8, 5, 4, seed=seed)
+    n = g.num_nodes
+    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
+    order = np.random.default_rng(seed).permutation(n).astype(np.int32)
+    prio = np.empty(n, np.int32)
+    prio[order] = np.arange(n, dtype=np.int32)
+    init = np.random.default_rng(seed).integers(0, n // 3, n).astype(np.int32)
+    maxdeg = int(np.diff(g.indptr).max())
+    out = []
+    for fn in (cl.optimise_1, cl.optimise_seq):
+        pos, buf_c, buf_j, buf_w = cl.move_scratch(1, n, maxdeg)
+        out.append(
+            fn(
+                g.indptr,
+                g.indices,
+                g.weights,
+                g.loop_weight,
+                k,
+                order,
+                prio,
+                float(k.sum()),
+                1.0,
+                1e-7,
+                cl.MOVE_BUCKETS,
+                1,
+                0,
+                pos,
+                buf_c,
+                buf_j,
+                buf_w,
+                1,
+                10**9,
+                1000,
+                init,
+                0.0,
+                True,
+            )
+        )
+    (c1, q1, m1, s1), (c2, q2, m2, s2) = out
+    assert c1.tolist() == c2.tolist() and (q1, m1, s1) == (q2, m2, s2)
+    assert m1 > 0
