@@ -282,7 +282,7 @@ def check_aggregation(seed):
 @pytest.mark.parametrize(
     "kw",
     [
-        # one batch per bucket (the seed's bucket-synchronous sweep), coarse threshold
+        # one batch per bucket (a bucket-synchronous sweep, as in the GPU paper), coarse threshold
         dict(
             sequential_arcs=0,
             batch_fraction=50.0,
