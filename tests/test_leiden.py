@@ -335,3 +335,25 @@ def test_networkx_leiden_tests_on_backend():
     assert res["calls"]["leiden_communities"] >= 10
     assert res["calls"]["leiden_partitions"] >= 2
     assert res["passed"] >= 8
+
+
+def test_passes_stop_at_relative_gain_and_keep_the_last():
+    """The default passes are a prefix of the passes run to the end (each pass
+    is deterministic), stop once a pass gains under PASS_REL_TOL of the
+    modularity, and end with the best partition found."""
+    g, _ = generators.planted_partition(3000, 20, 4, 3, seed=2)
+    args = (g.indptr, g.indices, g.weights, g.loop_weight)
+    order = np.random.default_rng(2).permutation(g.num_nodes).astype(np.int32)
+    short = [(lab.tolist(), info) for lab, info in cd.leiden_levels(*args, key=7, order=order)]
+    full = [
+        (lab.tolist(), info)
+        for lab, info in cd.leiden_levels(*args, key=7, order=order, pass_rel_tol=0.0)
+    ]
+    assert short == full[: len(short)]
+    qs = [info["modularity"] for _, info in short if info["pass"] > 1]
+    assert qs == sorted(qs)
+    assert len(short) < len(full)  # stopped early: the last pass gained little
+    last, before = short[-1][1], short[-2][1]
+    assert last["modularity"] - before["modularity"] <= cd.PASS_REL_TOL * last["modularity"]
+    for q0, q1 in zip(qs[:-2], qs[1:-1]):  # every pass but the last gained enough
+        assert q1 - q0 > cd.PASS_REL_TOL * q1

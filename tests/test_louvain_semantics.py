@@ -171,3 +171,30 @@ def test_thread_count_independent_on_weighted_structure(nthreads):
     got = gm.louvain_communities(g, seed=4)
     ref = gm.louvain_communities(g, seed=4, threads=1)
     assert np.array_equal(got, ref)
+
+
+@pytest.mark.parametrize("weight", ["weight", None])
+def test_multigraph_sums_parallel_edges(weight):
+    """A MultiGraph clusters as the Graph with its parallel edges' weights summed
+    (networkx's Louvain does the same); edges without the attribute count 1."""
+    rng = np.random.default_rng(3)
+    M = nx.MultiGraph()
+    M.add_nodes_from(range(60))
+    for _ in range(400):
+        u, v = (int(x) for x in rng.integers(0, 60, 2))
+        M.add_edge(u, v, weight=float(rng.uniform(0.5, 2.0)))
+    M.add_edge(0, 1)  # no weight attribute: counts 1
+    H = nx.Graph()
+    H.add_nodes_from(M)
+    for u, v, x in M.edges(data=weight, default=1):
+        x = 1 if weight is None else x
+        if H.has_edge(u, v):
+            H[u][v]["w"] += x
+        else:
+            H.add_edge(u, v, w=x)
+    for fn in (gm.louvain_communities, gm.leiden_communities):
+        got = fn(M, weight=weight, seed=4)
+        want = fn(H, weight="w", seed=4)
+        assert got == want
+    parts = list(gm.louvain_partitions(M, weight=weight, seed=4))
+    assert parts[-1] == gm.louvain_communities(M, weight=weight, seed=4)

@@ -139,6 +139,7 @@ def leiden_partitions(
     Parameters are those of :func:`leiden_communities`, less ``max_level``;
     partitions come in the caller's types (see there).
     """
+    G, weight = lv.simple_graph(G, weight)
     graph, kind = to_graph(G, weight=weight, source=source, target=target)
     gen = levels(
         graph,
@@ -173,8 +174,9 @@ def leiden_communities(
 
     Parameters
     ----------
-    G : networkx.Graph, pandas/cuDF DataFrame edge list, nx_gpumatch.Graph,
-        scipy sparse matrix or Matrix Market path
+    G : networkx.Graph or MultiGraph (parallel edges summed), pandas/cuDF
+        DataFrame edge list, nx_gpumatch.Graph, scipy sparse matrix or Matrix
+        Market path
     weight : str or None
         Edge attribute / column of non-negative weights (None: all 1).
     resolution : float
@@ -206,6 +208,7 @@ def leiden_communities(
     with the community id of each vertex.
     """
     _check_params(resolution, theta, max_level)
+    G, weight = lv.simple_graph(G, weight)
     graph, kind = to_graph(G, weight=weight, source=source, target=target)
     labels = _final(
         graph,

@@ -4,8 +4,10 @@ Levels, ``max_level``, ``resolution`` and ``threshold`` (the gain below which
 the method stops) behave as in ``networkx.community.louvain_communities``; the
 engines are the GPU Louvain of Naim et al. 2017 and its CPU counterpart (see
 :mod:`nx_gpumatch.cpu.louvain`). ``threshold`` only decides whether another
-level follows; a level's sweeps run until they gain almost nothing (levels
-with at least ``louvain_fine_below`` vertices, config, may stop earlier at
+level follows; a level's sweeps run until they gain almost nothing: small
+levels to a local optimum, large ones (swept in parallel batches) until a
+sweep gains under 1e-4 of what the level has gained (levels with at least
+``louvain_fine_below`` vertices, config, may stop earlier at
 ``louvain_coarse_threshold``).
 
 ``seed`` sets the vertex order (a permutation of the vertices), which orders
@@ -225,6 +227,29 @@ def _result(graph, kind, labels):
 
 
 # ------------------------------------------------------------- public API
+def simple_graph(G, weight):
+    """(G, weight) with a networkx MultiGraph replaced by the Graph networkx's
+    Louvain clusters: parallel edges merged, their weights summed (each counts 1
+    when ``weight`` is None or the edge lacks it). Other inputs pass unchanged."""
+    multi = getattr(G, "is_multigraph", None)
+    if multi is None or not callable(multi) or not multi() or G.is_directed():
+        return G, weight  # directed multigraphs: the conversion raises as for DiGraph
+    import networkx as nx
+
+    H = nx.Graph()
+    H.add_nodes_from(G)
+    adj = H._adj
+    for u, v, x in G.edges(data=weight, default=1):
+        if weight is None:
+            x = 1
+        d = adj[u].get(v)
+        if d is None:
+            H.add_edge(u, v, weight=x)
+        else:
+            d["weight"] += x
+    return H, "weight"
+
+
 def louvain_partitions(
     G,
     weight="weight",
@@ -245,6 +270,7 @@ def louvain_partitions(
     networkx graph, a DataFrame (``vertex``, ``community``) for a DataFrame, an
     int64 array of community ids (one per vertex) otherwise.
     """
+    G, weight = simple_graph(G, weight)
     graph, kind = to_graph(G, weight=weight, source=source, target=target)
     gen = levels(
         graph,
@@ -282,7 +308,8 @@ def louvain_communities(
 
     Parameters
     ----------
-    G : networkx.Graph, pandas/cuDF DataFrame edge list, nx_gpumatch.Graph,
+    G : networkx.Graph or MultiGraph (parallel edges summed, as networkx does),
+        pandas/cuDF DataFrame edge list, nx_gpumatch.Graph,
         scipy sparse matrix or Matrix Market path
     weight : str or None
         Edge attribute / column of non-negative weights (None: all 1).
@@ -310,6 +337,7 @@ def louvain_communities(
     otherwise an int64 array with the community id of each vertex.
     """
     _check_params(resolution, threshold, max_level)
+    G, weight = simple_graph(G, weight)
     graph, kind = to_graph(G, weight=weight, source=source, target=target)
     labels = _final(
         graph, weight is not None, resolution, threshold, max_level, seed, device, threads, progress

@@ -41,9 +41,14 @@ MAX_LEVELS = 10_000
 
 # Passes: each pass after the first runs the method again on the input graph
 # from the partition the one before ended with (igraph's n_iterations; the
-# paper's iterated Leiden). They stop once a pass gains at most PASS_TOL.
+# paper's iterated Leiden). They stop once a pass gains at most PASS_TOL or
+# PASS_REL_TOL of the modularity reached: on a random graph with 800k edges
+# the second pass gains 7%, the third 1%, the fourth 0.35% and the next ones
+# ever less (17 passes to gain 0.4% over four), each pass costing about the
+# same.
 MAX_PASSES = 32
 PASS_TOL = 1e-5
+PASS_REL_TOL = 5e-3
 
 
 @njit(cache=True)
@@ -155,6 +160,7 @@ def leiden_levels(
     max_sweeps=cl.MAX_SWEEPS,
     max_passes=MAX_PASSES,
     pass_tol=PASS_TOL,
+    pass_rel_tol=PASS_REL_TOL,
     sequential_arcs=cl.SEQUENTIAL_ARCS,
     parallel_min_arcs=None,
 ):
@@ -166,8 +172,8 @@ def leiden_levels(
     Levels that move nothing are not yielded (except the very first), so
     modularity rises from one yield to the next. ``key`` (a 64-bit int)
     drives the refinement's random choices, ``order`` (a permutation) the
-    vertex order of both phases; ``max_passes`` and ``pass_tol`` end the
-    passes (see MAX_PASSES). ``sequential_arcs`` and ``parallel_min_arcs``
+    vertex order of both phases; ``max_passes``, ``pass_tol`` and
+    ``pass_rel_tol`` end the passes (see MAX_PASSES). ``sequential_arcs`` and ``parallel_min_arcs``
     tune the local moving as in the Louvain engine.
     """
     n = indptr.shape[0] - 1
@@ -232,7 +238,7 @@ def leiden_levels(
                 moves += info["moves"]
                 sweeps += info["sweeps"]
         if q_part is not None:
-            if q_end - q_part <= float(pass_tol):
+            if q_end <= q_part:
                 return
             # Later passes yield their result only (levels of the first pass
             # form a hierarchy; a later pass's levels do not).
@@ -248,6 +254,8 @@ def leiden_levels(
                     "pass": p + 1,
                 },
             )
+            if q_end - q_part <= max(float(pass_tol), float(pass_rel_tol) * abs(q_end)):
+                return  # the gain is kept; another pass would gain less
         q_part = q_end
 
 
@@ -295,7 +303,7 @@ def _one_pass(
         par_min = parallel_min_arcs
         if par_min is None:
             par_min = cl.parallel_min_arcs_now() if max_arcs > 1 else cl.PARALLEL_MIN_ARCS
-        comm, q, moves, sweeps = optimise(
+        comm, q, moves, sweeps = (cl.optimise_seq if max_arcs <= 1 else optimise)(
             indptr,
             indices,
             w,
@@ -317,6 +325,8 @@ def _one_pass(
             int(par_min),
             max_sweeps,
             init,
+            cl.SWEEP_REL_TOL if max_arcs > 1 else 0.0,
+            max_arcs <= 1,
         )
         del buf_c, buf_j, buf_w
         pid, kp, _, _ = cl.renumber(comm)

@@ -19,9 +19,13 @@ Halappanavar, Tumeo 2017. One level = modularity optimisation + aggregation:
   vertices with a neighbour that moved are looked at again.
 * Sweeps end when one gains at most the sweep tolerance (SWEEP_TOL, or the
   coarse one on large levels), moves nothing, or after MAX_SWEEPS; a sweep
-  that lowers modularity is undone. The caller's ``threshold`` is networkx's:
-  it only decides whether another level follows. Modularity is kept up to date move by move (inner
-  weight and squared community degrees), not recomputed.
+  that lowers modularity is undone. Levels swept one vertex at a time end
+  only after a sweep over all vertices (a local optimum); levels swept in
+  batches also end once a sweep gains at most SWEEP_REL_TOL of the level's
+  gain, without that confirming sweep. The caller's ``threshold`` is
+  networkx's: it only decides whether another level follows. Modularity is
+  kept up to date move by move (inner weight and squared community degrees),
+  not recomputed.
 * Aggregation numbers the non-empty communities by a prefix sum and merges
   each community's arcs in a sparse accumulator.
 
@@ -53,6 +57,12 @@ MOVE_BUCKETS = np.array([4, 8, 16, 32, 84, 319], np.int64)
 # A level's sweeps end once one gains at most this much modularity (networkx
 # sweeps until nothing moves; this only trims a tail of negligible moves).
 SWEEP_TOL = 1e-7
+
+# ... or at most this fraction of what the level has gained so far: the tail
+# of a level (hundreds of sweeps' worth of vertices moving for a few 1e-6) is
+# left to the next level, which moves whole communities. With the default no
+# sweep over all vertices confirms the end either (see optimise's confirm).
+SWEEP_REL_TOL = 1e-4
 
 # Safety cap on the sweeps of one level. It must be high: on noisy community
 # structure a level can creep for dozens of sweeps (small clusters slowly
@@ -462,6 +472,49 @@ def _commit(verts, lo, hi, newc, comm, a, size, k, change):
 
 
 @njit(cache=True)
+def _sweep_one_by_one(
+    verts, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W
+):
+    """A sweep that moves one vertex at a time (the sequential method): the same
+    steps and float sums as batches of one vertex each, without their set-up."""
+    moved = 0
+    dsq = 0.0
+    dinner = 0.0
+    for t in range(verts.shape[0]):
+        v = verts[t]
+        if active[v] == 0:
+            continue
+        active[v] = 0
+        c = _best_move(
+            v, indptr, indices, w, k, comm, a, size, prio, batch, res_over_m2, P, C, J, W
+        )
+        o = comm[v]
+        if c == o:
+            continue
+        d = 0.0
+        for p in range(indptr[v], indptr[v + 1]):
+            j = indices[p]
+            oj = comm[j]
+            if oj == c:
+                d += 2.0 * w[p]
+            if oj == o:
+                d -= 2.0 * w[p]
+            active[j] = 1
+        dinner += d
+        kv = k[v]
+        ao = a[o]
+        ac = a[c]
+        a[o] = ao - kv
+        a[c] = ac + kv
+        dsq += (a[o] * a[o] + a[c] * a[c]) - (ao * ao + ac * ac)
+        size[o] -= 1
+        size[c] += 1
+        comm[v] = c
+        moved += 1
+    return moved, dsq, dinner
+
+
+@njit(cache=True)
 def _copy(src, dst):
     # a loop: numba's dst[:] = src compiles its error messages for seconds
     for i in range(src.shape[0]):
@@ -518,6 +571,127 @@ def move_scratch(threads, n, maxdeg):
 
 
 @njit(cache=True)
+def _level_state(indptr, indices, w, loop, k, init):
+    """(comm, a, size, inner) of the partition ``init``: community of each
+    vertex, community degrees and sizes, total inner weight (arcs both ways)."""
+    n = indptr.shape[0] - 1
+    comm = np.empty(n, np.int32)
+    a = np.zeros(n, np.float64)
+    size = np.zeros(n, np.int32)
+    for v in range(n):
+        c = init[v]
+        comm[v] = c
+        a[c] += k[v]
+        size[c] += 1
+    inner = 0.0
+    for v in range(n):
+        inner += 2.0 * loop[v]
+    for v in range(n):  # (no arc is inner for singletons: the sum stays the loops')
+        for p in range(indptr[v], indptr[v + 1]):
+            if comm[indices[p]] == comm[v]:
+                inner += w[p]
+    return comm, a, size, inner
+
+
+@njit(cache=True)
+def optimise_seq(
+    indptr,
+    indices,
+    w,
+    loop,
+    k,
+    order,
+    prio,
+    m2,
+    resolution,
+    threshold,
+    bounds,
+    batch_arcs,
+    max_batches,
+    pos,
+    buf_c,
+    buf_j,
+    buf_w,
+    nchunks,
+    par_min_arcs,
+    max_sweeps,
+    init,
+    rel_tol,
+    confirm,
+):
+    """:func:`optimise` for levels swept one vertex at a time (``batch_arcs``
+    <= 1; the batch keywords are ignored): the same moves, sums and results
+    without the batch machinery, so that small graphs compile only this."""
+    n = indptr.shape[0] - 1
+    comm, a, size, inner = _level_state(indptr, indices, w, loop, k, init)
+    active = np.ones(n, np.uint8)
+    sq = _sum_sq(a)
+    res_over_m2 = resolution / m2
+    q = inner / m2 - resolution * sq / (m2 * m2)
+    q_start = q
+    _, verts = degree_buckets(indptr, bounds, order)
+    batch = np.arange(n).astype(np.int32)  # each vertex its own batch
+    keep_comm = np.empty_like(comm)
+    keep_a = np.empty_like(a)
+    keep_size = np.empty_like(size)
+    total = 0
+    sweeps = 0
+    all_active = True
+    while sweeps < max_sweeps:
+        sweeps += 1
+        full = all_active
+        all_active = False
+        _copy(comm, keep_comm)
+        _copy(a, keep_a)
+        _copy(size, keep_size)
+        keep_sq = sq
+        keep_inner = inner
+        moved, dsq, dinner = _sweep_one_by_one(
+            verts,
+            indptr,
+            indices,
+            w,
+            k,
+            comm,
+            a,
+            size,
+            prio,
+            batch,
+            active,
+            res_over_m2,
+            pos[0],
+            buf_c[0],
+            buf_j[0],
+            buf_w[0],
+        )
+        sq += dsq
+        inner += dinner
+        if moved == 0:
+            if full or not confirm:
+                break
+            active[:] = 1
+            all_active = True
+            continue
+        q_new = inner / m2 - resolution * sq / (m2 * m2)
+        if q_new < q:
+            _copy(keep_comm, comm)
+            _copy(keep_a, a)
+            _copy(keep_size, size)
+            sq = keep_sq
+            inner = keep_inner
+            break  # one vertex at a time lost modularity: only rounding can
+        total += moved
+        gain = q_new - q
+        q = q_new
+        if gain <= max(threshold, rel_tol * (q - q_start)):
+            if full or not confirm:
+                break
+            active[:] = 1
+            all_active = True
+    return comm, q, total, sweeps
+
+
+@njit(cache=True)
 def optimise(
     indptr,
     indices,
@@ -540,6 +714,8 @@ def optimise(
     par_min_arcs,
     max_sweeps,
     init,
+    rel_tol,
+    confirm,
 ):
     """Modularity optimisation of one level from the partition ``init``
     (community ids below n; Louvain starts from singletons, Leiden from the
@@ -547,34 +723,24 @@ def optimise(
 
     Each sweep visits the degree buckets in turn, every bucket cut into commit
     batches (see :func:`sweep_schedule`); a vertex is looked at again only
-    after a neighbour has moved. Sweeps stop once one over all vertices gains
-    at most ``threshold`` (the sweep tolerance) or moves nothing. A sweep that lowers
+    after a neighbour has moved. Sweeps stop once one gains at most
+    max(``threshold``, ``rel_tol`` * the level's gain so far) or moves nothing;
+    with ``confirm`` only a sweep over all vertices may end the level (the
+    others skip vertices whose gains changed only through community degrees).
+    A sweep that lowers
     modularity (moves made together can) is undone and the level goes on one
     vertex at a time.
     Returns (comm, modularity, moves, sweeps).
     """
     n = indptr.shape[0] - 1
-    comm = np.empty(n, np.int32)
-    a = np.zeros(n, np.float64)
-    size = np.zeros(n, np.int32)
-    for v in range(n):
-        c = init[v]
-        comm[v] = c
-        a[c] += k[v]
-        size[c] += 1
+    comm, a, size, inner = _level_state(indptr, indices, w, loop, k, init)
     newc = comm.copy()
     change = np.empty(n, np.float64)
     active = np.ones(n, np.uint8)
-    inner = 0.0
-    for v in range(n):
-        inner += 2.0 * loop[v]
-    for v in range(n):  # (no arc is inner for singletons: the sum stays the loops')
-        for p in range(indptr[v], indptr[v + 1]):
-            if comm[indices[p]] == comm[v]:
-                inner += w[p]
     sq = _sum_sq(a)
     res_over_m2 = resolution / m2
     q = inner / m2 - resolution * sq / (m2 * m2)
+    q_start = q
     bptr, verts = degree_buckets(indptr, bounds, order)
     keep_comm = np.empty_like(comm)
     keep_a = np.empty_like(a)
@@ -595,7 +761,29 @@ def optimise(
         keep_sq = sq
         keep_inner = inner
         moved = 0
-        for j in range(bat.shape[0] - 1):
+        if batch_arcs <= 1:
+            # One vertex at a time: no batch machinery, each move lands at once.
+            moved, dsq, dinner = _sweep_one_by_one(
+                sverts,
+                indptr,
+                indices,
+                w,
+                k,
+                comm,
+                a,
+                size,
+                prio,
+                batch,
+                active,
+                res_over_m2,
+                pos[0],
+                buf_c[0],
+                buf_j[0],
+                buf_w[0],
+            )
+            sq += dsq
+            inner += dinner
+        for j in range(bat.shape[0] - 1 if batch_arcs > 1 else 0):
             lo = bat[j]
             hi = bat[j + 1]
             # Small batches run on the calling thread: waking the pool costs more.
@@ -654,7 +842,7 @@ def optimise(
             inner += dinner
             moved += cnt
         if moved == 0:
-            if full:
+            if full or not confirm:
                 break
             # Vertices not next to a move were skipped, yet moves elsewhere
             # changed the community degrees their gains depend on: the level
@@ -681,8 +869,8 @@ def optimise(
         total += moved
         gain = q_new - q
         q = q_new
-        if gain <= threshold:
-            if full:
+        if gain <= max(threshold, rel_tol * (q - q_start)):
+            if full or not confirm:
                 break
             active[:] = 1
             all_active = True
@@ -900,6 +1088,8 @@ def louvain_levels(
     m2=None,
     q0=None,
     first_level=0,
+    rel_tol=SWEEP_REL_TOL,
+    confirm=False,
 ):
     """Generator over the levels of the Louvain method (networkx's semantics).
 
@@ -915,7 +1105,11 @@ def louvain_levels(
     once a level gains at most ``threshold``. ``order`` (a permutation; default
     by id) orders each bucket and breaks ties. The next keywords tune the
     commit batches and the use of threads (see the module constants;
-    ``parallel_min_arcs=None`` measures the machine at every level).
+    ``parallel_min_arcs=None`` measures the machine once per run).
+
+    ``rel_tol`` and ``confirm`` end the sweeps of levels swept in batches as in
+    :func:`optimise` (``rel_tol=0, confirm=True``: only at a local optimum, the
+    GPU engine's rule); levels swept one vertex at a time always end there.
 
     ``m2``, ``q0`` and ``first_level`` continue a run begun elsewhere (the GPU
     engine hands small levels over): the original graph's total degree, the
@@ -954,6 +1148,7 @@ def louvain_levels(
     run_level = optimise if threaded else optimise_1
     merge_level = aggregate if threaded else aggregate_1
     level = first_level
+    measured = None
     while True:
         nv = indptr.shape[0] - 1
         deg = np.diff(indptr)
@@ -970,8 +1165,10 @@ def louvain_levels(
         )
         par_min = parallel_min_arcs
         if par_min is None:
-            par_min = parallel_min_arcs_now() if max_arcs > 1 else PARALLEL_MIN_ARCS
-        comm, q_new, moves, sweeps = run_level(
+            if max_arcs > 1 and measured is None:
+                measured = parallel_min_arcs_now()  # once a run: it costs a few thread wakes
+            par_min = measured if max_arcs > 1 else PARALLEL_MIN_ARCS
+        comm, q_new, moves, sweeps = (optimise_seq if max_arcs <= 1 else run_level)(
             indptr,
             indices,
             w,
@@ -993,6 +1190,9 @@ def louvain_levels(
             int(par_min),
             int(max_sweeps),
             np.arange(nv, dtype=np.int32),
+            # levels swept one vertex at a time are cheap: they go to a local optimum
+            float(rel_tol) if max_arcs > 1 else 0.0,
+            bool(confirm) or max_arcs <= 1,
         )
         del buf_c, buf_j, buf_w
         if level > 0 and moves == 0:
