@@ -120,6 +120,7 @@ def leiden_levels(
     max_sweeps=cl.MAX_SWEEPS,
     max_passes=cpu_leiden.MAX_PASSES,
     pass_tol=cpu_leiden.PASS_TOL,
+    pass_rel_tol=cpu_leiden.PASS_REL_TOL,
     sequential_arcs=cl.SEQUENTIAL_ARCS,
     table_bytes=None,
     backend="cupy",
@@ -189,7 +190,7 @@ def leiden_levels(
                 moves += info["moves"]
                 sweeps += info["sweeps"]
         if q_part is not None:
-            if q_end - q_part <= float(pass_tol):
+            if q_end <= q_part:
                 return
             yield (
                 part,
@@ -203,6 +204,8 @@ def leiden_levels(
                     "pass": p + 1,
                 },
             )
+            if q_end - q_part <= max(float(pass_tol), float(pass_rel_tol) * abs(q_end)):
+                return  # the CPU engine's rule
         q_part = q_end
 
 
@@ -254,6 +257,8 @@ def _one_pass(
             max_sweeps,
             init=init_d,
             table_bytes=table_bytes,
+            rel_tol=cl.SWEEP_REL_TOL if max_arcs > 1 else 0.0,
+            confirm=max_arcs <= 1,
         )
         pid, kp = gl.renumber(xp, comm)
         if kp == nv:

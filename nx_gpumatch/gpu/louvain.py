@@ -298,6 +298,8 @@ def louvain_levels(
     sequential_arcs=cl.SEQUENTIAL_ARCS,
     cpu_below_arcs=cl.SEQUENTIAL_ARCS,
     max_sweeps=cl.MAX_SWEEPS,
+    rel_tol=cl.SWEEP_REL_TOL,
+    confirm=False,
     table_bytes=None,
     backend="cupy",
     **_cpu_only,
@@ -356,6 +358,8 @@ def louvain_levels(
                 max_batches=max_batches,
                 sequential_arcs=sequential_arcs,
                 max_sweeps=max_sweeps,
+                rel_tol=rel_tol,
+                confirm=confirm,
                 m2=m2,
                 q0=q,
                 first_level=level,
@@ -378,6 +382,9 @@ def louvain_levels(
             nbatch,
             max_sweeps,
             table_bytes=table_bytes,
+            # levels swept one vertex at a time are cheap: they go to a local optimum
+            rel_tol=float(rel_tol) if max_arcs > 1 else 0.0,
+            confirm=bool(confirm) or max_arcs <= 1,
         )
         if level > 0 and moves == 0:
             return
@@ -441,9 +448,12 @@ def optimise(
     max_sweeps,
     init=None,
     table_bytes=None,
+    rel_tol=0.0,
+    confirm=True,
 ):
     """One level's sweeps (the CPU engine's ``optimise``) from the partition
-    ``init`` (host or device community ids below n; None: singletons).
+    ``init`` (host or device community ids below n; None: singletons), ending
+    by the CPU engine's rule (``rel_tol``, ``confirm``).
     Returns (device comm, modularity, moves, sweeps)."""
     n = g.n
     group = mod.get_function("compute_moves_group")
@@ -479,6 +489,7 @@ def optimise(
     total = 0
     sweeps = 0
     all_active = True
+    q_start = q
     while sweeps < max_sweeps:
         sverts, batches, batch = sched.sweep(max_arcs, nbatch, sweeps)
         sweeps += 1
@@ -530,7 +541,7 @@ def optimise(
             )
         moved = int(to_host(moved_d)[0])
         if moved == 0:
-            if full:
+            if full or not confirm:
                 break
             active.fill(1)
             all_active = True
@@ -549,8 +560,8 @@ def optimise(
         total += moved
         gain = q_new - q
         q = q_new
-        if gain <= threshold:
-            if full:
+        if gain <= max(threshold, rel_tol * (q - q_start)):
+            if full or not confirm:
                 break
             active.fill(1)
             all_active = True
