@@ -147,6 +147,8 @@ def _encode(prefs, index, who, other):
     from itertools import chain
 
     choices = _encode_int_names(lists, index, total)
+    if choices is None:
+        choices = _encode_str_names(lists, index, total)
     if choices is not None:
         return ptr, choices
     try:
@@ -198,6 +200,33 @@ def _encode_int_names(lists, index, total):
     if choices.size and choices.min() < 0:
         return None
     return choices
+
+
+def _encode_str_names(lists, index, total):
+    """Vectorized encoding when the other side's names are all ``str``: every
+    list is joined into one UTF-8 buffer (names separated by NUL) and looked up
+    in one pass by :func:`encode_names` instead of one dict lookup per entry
+    from Python. None when it does not apply or an entry is not a known name
+    (the general path then reports the error): a non-string entry makes the
+    join fail, and a name holding NUL changes the count of names."""
+    from nx_gpumatch.cpu import stable_marriage as csm
+
+    if not index or total == 0 or not all(type(k) is str for k in index):
+        return None
+    try:
+        # Joining list by list skips building one flat list of every entry.
+        buf = _utf8(["\0".join(lst) for lst in lists if len(lst)])
+        keys = _utf8(index)
+    except (TypeError, UnicodeEncodeError):  # not all strings; lone surrogates
+        return None
+    choices, status = csm.encode_names(buf, keys, len(index), total, np.uint8(0))
+    return choices if status == 0 else None
+
+
+def _utf8(names):
+    """Names as UTF-8 bytes, each followed by a NUL byte."""
+    text = "\0".join(names)
+    return np.frombuffer((text + "\0").encode("utf-8"), np.uint8)
 
 
 def _csr_side(side, argname):

@@ -121,6 +121,94 @@ def _first_bad_in_rows(ptr, choices, n_other, lo, hi):
     return np.int64(-1)
 
 
+# ------------------------------------------------------ encoding names
+FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+FNV_PRIME = np.uint64(0x100000001B3)
+
+
+@njit(cache=True, inline="always")
+def _fnv1a(buf, lo, hi):
+    h = FNV_OFFSET
+    for i in range(lo, hi):
+        h = (h ^ np.uint64(buf[i])) * FNV_PRIME
+    return h
+
+
+@njit(cache=True)
+def encode_names(buf, key_buf, n_keys, total, sep):
+    """Ids of the names in ``buf`` by the names in ``key_buf``.
+
+    Both buffers hold names as bytes, each name followed by the byte ``sep``
+    (names that contain it show up as extra names). Key i is the i-th name of
+    ``key_buf``. Returns (choices int32, status): status 0 when every one of the
+    ``total`` names is a key (equal bytes); 1 when a name is not a key (its
+    entry is -1); 2 when either buffer holds a different number of names than
+    expected. An open-addressing table keyed by FNV-1a hashes; every hit is
+    confirmed byte by byte, so a hash collision cannot give a wrong id.
+    """
+    size = 16
+    while size < 2 * n_keys:
+        size *= 2
+    mask = np.uint64(size - 1)
+    slot = np.full(size, -1, np.int32)
+    k_lo = np.empty(n_keys, np.int64)
+    k_hi = np.empty(n_keys, np.int64)
+    k = 0
+    lo = 0
+    for i in range(key_buf.shape[0]):
+        if key_buf[i] != sep:
+            continue
+        if k == n_keys:
+            return np.empty(0, np.int32), 2
+        k_lo[k] = lo
+        k_hi[k] = i
+        s = _fnv1a(key_buf, lo, i) & mask
+        while slot[s] >= 0:  # keys are distinct names: no equality test needed
+            s = (s + np.uint64(1)) & mask
+        slot[s] = k
+        k += 1
+        lo = i + 1
+    if k != n_keys or lo != key_buf.shape[0]:
+        return np.empty(0, np.int32), 2
+    out = np.empty(total, np.int32)
+    status = 0
+    q = 0
+    lo = 0
+    h = FNV_OFFSET
+    for i in range(buf.shape[0]):
+        b = buf[i]
+        if b != sep:  # hashed in the same pass that finds the separators
+            h = (h ^ np.uint64(b)) * FNV_PRIME
+            continue
+        if q == total:
+            return out, 2
+        n = i - lo
+        s = h & mask
+        found = -1
+        while slot[s] >= 0:
+            c = slot[s]
+            a = k_lo[c]
+            if k_hi[c] - a == n:
+                same = True
+                for j in range(n):
+                    if key_buf[a + j] != buf[lo + j]:
+                        same = False
+                        break
+                if same:
+                    found = c
+                    break
+            s = (s + np.uint64(1)) & mask
+        out[q] = found
+        if found < 0:
+            status = 1
+        q += 1
+        lo = i + 1
+        h = FNV_OFFSET
+    if q != total or lo != buf.shape[0]:
+        return out, 2
+    return out, status
+
+
 # ------------------------------------------------- transposing one side
 @kernel
 def transpose_offsets(ptr, choices, n_dst, bounds):
