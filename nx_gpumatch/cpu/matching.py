@@ -15,6 +15,7 @@ from numba import njit, prange
 from nx_gpumatch.cpu import kernel
 from nx_gpumatch.cpu.atomics import cas
 from nx_gpumatch.cpu.random import counter_hash
+from nx_gpumatch.cpu.stable_marriage import prefetch
 
 NO_RANK = 0x7FFFFFFF
 
@@ -43,6 +44,7 @@ def greedy(n, edge_src, edge_dst, order, num_usable):
 # publishes weight and suitor together.
 EMPTY = np.uint64(0xFFFFFFFF_FFFFFFFF)
 LOW32 = np.uint64(0xFFFFFFFF)
+AHEAD = 8
 
 
 @njit(cache=True, inline="always")
@@ -100,12 +102,16 @@ def _suitor_chain(u, indptr, indices, weights, wbits, word):
         best_v = np.int64(-1)
         best_w = 0.0
         best_k = EMPTY
-        for p in range(indptr[cur], indptr[cur + 1]):
+        end = indptr[cur + 1]
+        for p in range(indptr[cur], end):
+            # Words are read at random; ask for the one AHEAD arcs on early.
+            if p + AHEAD < end:
+                prefetch(word, indices[p + AHEAD])
             w = weights[p]
-            if w <= 0.0:
+            if w < best_w:  # also skips weights <= 0: best_w starts at 0
                 continue
             v = np.int64(indices[p])
-            if best_v >= 0 and not beats(w, cur, v, best_w, cur, best_v):
+            if w == best_w and (best_v < 0 or not pair_less(cur, v, cur, best_v)):
                 continue
             key = coarse_key(wbits[p])
             # Stale reads are safe: a word only ever improves, so a stale one can
