@@ -67,13 +67,13 @@ def test_string_names_tuples_and_numpy_rows():
 
 def test_encoder_counts_and_misses():
     keys = sm._utf8(["x", "xy", "", "z"])
-    ids, status = csm.encode_names(sm._utf8(["xy", "", "z", "x"]), keys, 4, 4, np.uint8(0))
+    ids, status = csm.encode_names(sm._utf8(["xy", "", "z", "x"]), keys, 4, 4, 0)
     assert status == 0 and ids.tolist() == [1, 2, 3, 0]
-    ids, status = csm.encode_names(sm._utf8(["xy", "q", "x"]), keys, 4, 3, np.uint8(0))
+    ids, status = csm.encode_names(sm._utf8(["xy", "q", "x"]), keys, 4, 3, 0)
     assert status == 1 and ids.tolist() == [1, -1, 0]
     # a NUL inside a name adds a name: the count no longer matches
-    assert csm.encode_names(sm._utf8(["x\0y"]), keys, 4, 1, np.uint8(0))[1] == 2
-    assert csm.encode_names(sm._utf8(["x"]), sm._utf8(["x\0"]), 1, 1, np.uint8(0))[1] == 2
+    assert csm.encode_names(sm._utf8(["x\0y"]), keys, 4, 1, 0)[1] == 2
+    assert csm.encode_names(sm._utf8(["x"]), sm._utf8(["x\0"]), 1, 1, 0)[1] == 2
 
 
 @pytest.mark.parametrize(
@@ -102,3 +102,17 @@ def test_mixed_key_types_use_the_general_path():
     men = {"a": [1, "y"], "b": ["y", 1]}
     women = {1: ["b", "a"], "y": ["a", "b"]}
     assert nx_gpumatch.stable_marriage(men, women) == {"a": 1, "b": "y"}
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 8])
+def test_encoder_spans_agree(parts, nthreads):
+    rng = np.random.default_rng(parts)
+    names = ODD + [f"k{i}" for i in range(40)]
+    keys = sm._utf8(names)
+    pick = rng.integers(0, len(names), 300)
+    words = [names[i] for i in pick] + ["missing"]
+    ids, status = csm.encode_names(sm._utf8(words), keys, len(names), len(words), 0, parts)
+    assert status == 1 and ids[:-1].tolist() == pick.tolist() and ids[-1] == -1
+    ids, status = csm.encode_names(sm._utf8(words[:3]), keys, len(names), 3, 0, parts)
+    assert status == 0 and ids.tolist() == pick[:3].tolist()
+    assert csm.encode_names(sm._utf8(words[:3]), keys, len(names), 4, 0, parts)[1] == 2
