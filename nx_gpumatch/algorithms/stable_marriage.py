@@ -226,8 +226,9 @@ def _encode_str_names(lists, index, total, parts=1):
 
 def _utf8(names):
     """Names as UTF-8 bytes, each followed by a NUL byte."""
-    text = "\0".join(names)
-    return np.frombuffer((text + "\0").encode("utf-8"), np.uint8)
+    names = list(names)
+    names.append("")  # the last NUL, without copying the joined text again
+    return np.frombuffer("\0".join(names).encode("utf-8"), np.uint8)
 
 
 def _csr_side(side, argname):
