@@ -92,7 +92,8 @@ def prepare_preferences(men_prefs, women_prefs, *, threads=None):
             raise ValueError(
                 "men_prefs and women_prefs must both be dicts, or both arrays ((indptr, choices) tuples or 2-D arrays)"
             )
-        men, women, (m_ptr, m_ch), (w_ptr, w_ch) = _from_dicts(men_prefs, women_prefs)
+        with cpu.threads(threads) as parts:
+            men, women, (m_ptr, m_ch), (w_ptr, w_ch) = _from_dicts(men_prefs, women_prefs, parts)
     else:
         men = women = None
         m_ptr, m_ch = _csr_side(men_prefs, "men_prefs")
@@ -123,17 +124,17 @@ def _as_prefs(men_prefs, women_prefs, threads=None):
 _LIST_TYPES = (list, tuple)
 
 
-def _from_dicts(men_prefs, women_prefs):
+def _from_dicts(men_prefs, women_prefs, parts=1):
     men = list(men_prefs)
     women = list(women_prefs)
     m_index = {m: i for i, m in enumerate(men)}
     w_index = {w: j for j, w in enumerate(women)}
-    m_side = _encode(men_prefs, w_index, "man", "women")
-    w_side = _encode(women_prefs, m_index, "woman", "men")
+    m_side = _encode(men_prefs, w_index, "man", "women", parts)
+    w_side = _encode(women_prefs, m_index, "woman", "men", parts)
     return men, women, m_side, w_side
 
 
-def _encode(prefs, index, who, other):
+def _encode(prefs, index, who, other, parts=1):
     lists = list(prefs.values())
     for name, lst in zip(prefs, lists):
         if not isinstance(lst, _LIST_TYPES) and not (isinstance(lst, np.ndarray) and lst.ndim == 1):
@@ -147,6 +148,8 @@ def _encode(prefs, index, who, other):
     from itertools import chain
 
     choices = _encode_int_names(lists, index, total)
+    if choices is None:
+        choices = _encode_str_names(lists, index, total, parts)
     if choices is not None:
         return ptr, choices
     try:
@@ -198,6 +201,34 @@ def _encode_int_names(lists, index, total):
     if choices.size and choices.min() < 0:
         return None
     return choices
+
+
+def _encode_str_names(lists, index, total, parts=1):
+    """Vectorized encoding when the other side's names are all ``str``: every
+    list is joined into one UTF-8 buffer (names separated by NUL) and looked up
+    in one pass by :func:`encode_names` instead of one dict lookup per entry
+    from Python. None when it does not apply or an entry is not a known name
+    (the general path then reports the error): a non-string entry makes the
+    join fail, and a name holding NUL changes the count of names."""
+    from nx_gpumatch.cpu import stable_marriage as csm
+
+    if not index or total == 0 or not all(type(k) is str for k in index):
+        return None
+    try:
+        # Joining list by list skips building one flat list of every entry.
+        buf = _utf8(["\0".join(lst) for lst in lists if len(lst)])
+        keys = _utf8(index)
+    except (TypeError, UnicodeEncodeError):  # not all strings; lone surrogates
+        return None
+    choices, status = csm.encode_names(buf, keys, len(index), total, 0, parts)
+    return choices if status == 0 else None
+
+
+def _utf8(names):
+    """Names as UTF-8 bytes, each followed by a NUL byte."""
+    names = list(names)
+    names.append("")  # the last NUL, without copying the joined text again
+    return np.frombuffer("\0".join(names).encode("utf-8"), np.uint8)
 
 
 def _csr_side(side, argname):

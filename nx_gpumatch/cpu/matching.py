@@ -15,6 +15,7 @@ from numba import njit, prange
 from nx_gpumatch.cpu import kernel
 from nx_gpumatch.cpu.atomics import cas
 from nx_gpumatch.cpu.random import counter_hash
+from nx_gpumatch.cpu.stable_marriage import prefetch
 
 NO_RANK = 0x7FFFFFFF
 
@@ -43,6 +44,7 @@ def greedy(n, edge_src, edge_dst, order, num_usable):
 # publishes weight and suitor together.
 EMPTY = np.uint64(0xFFFFFFFF_FFFFFFFF)
 LOW32 = np.uint64(0xFFFFFFFF)
+AHEAD = 8
 
 
 @njit(cache=True, inline="always")
@@ -94,18 +96,30 @@ def _offer_beats(word, key, w, cur, v, indptr, indices, weights):
 
 @njit(cache=True)
 def _suitor_chain(u, indptr, indices, weights, wbits, word):
-    """Find a partner for u; carry on with every vertex displaced on the way."""
+    """Find a partner for u; carry on with every vertex displaced on the way.
+
+    A vertex that lost the edge (lim_w, lim_v) only looks at edges after it in
+    the edge order: every better one was refused when it chose lim_v, and words
+    only improve, so those refuse it still. That saves their word reads."""
     cur = np.int64(u)
+    lim_v = np.int64(-1)
+    lim_w = 0.0
     while cur >= 0:
         best_v = np.int64(-1)
         best_w = 0.0
         best_k = EMPTY
-        for p in range(indptr[cur], indptr[cur + 1]):
+        end = indptr[cur + 1]
+        for p in range(indptr[cur], end):
+            # Words are read at random; ask for the one AHEAD arcs on early.
+            if p + AHEAD < end:
+                prefetch(word, indices[p + AHEAD])
             w = weights[p]
-            if w <= 0.0:
+            if w < best_w:  # also skips weights <= 0: best_w starts at 0
                 continue
             v = np.int64(indices[p])
-            if best_v >= 0 and not beats(w, cur, v, best_w, cur, best_v):
+            if w == best_w and (best_v < 0 or not pair_less(cur, v, cur, best_v)):
+                continue
+            if lim_v >= 0 and not beats(lim_w, cur, lim_v, w, cur, v):
                 continue
             key = coarse_key(wbits[p])
             # Stale reads are safe: a word only ever improves, so a stale one can
@@ -124,8 +138,13 @@ def _suitor_chain(u, indptr, indices, weights, wbits, word):
                 break
             seen = got  # use what the CAS saw, never a re-read
         if not won:
+            lim_v, lim_w = best_v, best_w
             continue  # someone better got there first: look again
-        cur = -1 if seen == EMPTY else np.int64(seen & LOW32)
+        if seen == EMPTY:
+            return
+        lim_v = best_v
+        cur = np.int64(seen & LOW32)
+        lim_w = arc_weight(indptr, indices, weights, best_v, cur)
 
 
 @kernel

@@ -121,6 +121,139 @@ def _first_bad_in_rows(ptr, choices, n_other, lo, hi):
     return np.int64(-1)
 
 
+# ------------------------------------------------------ encoding names
+FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+FNV_PRIME = np.uint64(0x100000001B3)
+
+
+def encode_names(buf, key_buf, n_keys, total, sep, parts=1):
+    """Ids of the names in ``buf`` by the names in ``key_buf``.
+
+    Both buffers hold names as bytes, each name followed by the byte ``sep``
+    (names that contain it show up as extra names). Key i is the i-th name of
+    ``key_buf``. Returns (choices int32, status): status 0 when every one of the
+    ``total`` names is a key (equal bytes); 1 when a name is not a key (its
+    entry is -1); 2 when either buffer holds a different number of names than
+    expected. An open-addressing table keyed by FNV-1a hashes; every hit is
+    confirmed byte by byte, so a hash collision cannot give a wrong id. The
+    buffer is cut at separators into ``parts`` spans looked up in parallel.
+    """
+    sep = np.uint8(sep)
+    slot, k_lo, k_hi, ok = _key_table(key_buf, n_keys, sep)
+    fail = np.empty(0, np.int32), 2
+    if not ok:
+        return fail
+    size = buf.shape[0]
+    if size == 0 or buf[size - 1] != sep:
+        return fail if total or size else (np.empty(0, np.int32), 0)
+    bounds = np.zeros(parts + 1, np.int64)
+    for t in range(1, parts):
+        bounds[t] = max(bounds[t - 1], _after_sep(buf, (size * t) // parts, sep))
+    bounds[parts] = size
+    counts = np.array([np.count_nonzero(buf[a:b] == sep) for a, b in zip(bounds, bounds[1:])])
+    if int(counts.sum()) != total:
+        return fail
+    first = np.zeros(parts, np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    out = np.empty(total, np.int32)
+    missing = np.zeros(parts, np.int64)
+    _lookup_parts.sized(size)(buf, bounds, first, slot, k_lo, k_hi, key_buf, sep, out, missing)
+    return out, 1 if missing.any() else 0
+
+
+@njit(cache=True, inline="always")
+def _fnv1a(buf, lo, hi):
+    h = FNV_OFFSET
+    for i in range(lo, hi):
+        h = (h ^ np.uint64(buf[i])) * FNV_PRIME
+    return h
+
+
+@njit(cache=True)
+def _key_table(key_buf, n_keys, sep):
+    """(slot, k_lo, k_hi, ok): key i is key_buf[k_lo[i]:k_hi[i]], found from its
+    hash by linear probing in ``slot`` (a power of two, at most half full)."""
+    size = 16
+    while size < 2 * n_keys:
+        size *= 2
+    mask = np.uint64(size - 1)
+    slot = np.full(size, -1, np.int32)
+    k_lo = np.empty(n_keys, np.int64)
+    k_hi = np.empty(n_keys, np.int64)
+    k = 0
+    lo = 0
+    for i in range(key_buf.shape[0]):
+        if key_buf[i] != sep:
+            continue
+        if k == n_keys:
+            return slot, k_lo, k_hi, False
+        k_lo[k] = lo
+        k_hi[k] = i
+        s = _fnv1a(key_buf, lo, i) & mask
+        while slot[s] >= 0:  # keys are distinct names: no equality test needed
+            s = (s + np.uint64(1)) & mask
+        slot[s] = k
+        k += 1
+        lo = i + 1
+    return slot, k_lo, k_hi, k == n_keys and lo == key_buf.shape[0]
+
+
+@njit(cache=True)
+def _after_sep(buf, pos, sep):
+    """Index just after the first separator at or after ``pos`` (len(buf) if none)."""
+    for i in range(pos, buf.shape[0]):
+        if buf[i] == sep:
+            return i + 1
+    return buf.shape[0]
+
+
+@kernel
+def _lookup_parts(buf, bounds, first, slot, k_lo, k_hi, key_buf, sep, out, missing):
+    parts = bounds.shape[0] - 1
+    for t in prange(parts):
+        missing[t] = _lookup_span(
+            buf, bounds[t], bounds[t + 1], first[t], slot, k_lo, k_hi, key_buf, sep, out
+        )
+
+
+@njit(cache=True)
+def _lookup_span(buf, start, stop, q, slot, k_lo, k_hi, key_buf, sep, out):
+    """Look up the names of buf[start:stop] (which ends with a separator) into
+    out[q:]; returns how many are not keys."""
+    mask = np.uint64(slot.shape[0] - 1)
+    missing = 0
+    lo = start
+    h = FNV_OFFSET
+    for i in range(start, stop):
+        b = buf[i]
+        if b != sep:  # hashed in the same pass that finds the separators
+            h = (h ^ np.uint64(b)) * FNV_PRIME
+            continue
+        n = i - lo
+        s = h & mask
+        found = -1
+        while slot[s] >= 0:
+            c = slot[s]
+            a = k_lo[c]
+            if k_hi[c] - a == n:
+                same = True
+                for j in range(n):
+                    if key_buf[a + j] != buf[lo + j]:
+                        same = False
+                        break
+                if same:
+                    found = c
+                    break
+            s = (s + np.uint64(1)) & mask
+        out[q] = found
+        if found < 0:
+            missing += 1
+        q += 1
+        lo = i + 1
+        h = FNV_OFFSET
+    return missing
+
+
 # ------------------------------------------------- transposing one side
 @kernel
 def transpose_offsets(ptr, choices, n_dst, bounds):

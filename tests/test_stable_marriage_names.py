@@ -1,0 +1,118 @@
+"""Dict input with string names: the one-pass byte encoder must give exactly
+what one dict lookup per entry gives, and leave every error to the general path."""
+
+import numpy as np
+import pytest
+
+import nx_gpumatch
+from nx_gpumatch.algorithms import stable_marriage as sm
+from nx_gpumatch.cpu import stable_marriage as csm
+
+
+def _random_instance(rng, men_names, women_names, complete=False):
+    men = {}
+    for m in men_names:
+        k = len(women_names) if complete else int(rng.integers(0, len(women_names) + 1))
+        men[m] = [women_names[j] for j in rng.permutation(len(women_names))[:k]]
+    women = {}
+    for w in women_names:
+        k = len(men_names) if complete else int(rng.integers(0, len(men_names) + 1))
+        women[w] = [men_names[j] for j in rng.permutation(len(men_names))[:k]]
+    return men, women
+
+
+def _by_ids(men, women):
+    """The same instance as (indptr, choices) arrays, encoded by dict lookups."""
+    mi = {m: i for i, m in enumerate(men)}
+    wi = {w: j for j, w in enumerate(women)}
+
+    def side(prefs, index):
+        ptr = np.zeros(len(prefs) + 1, np.int64)
+        ptr[1:] = np.cumsum([len(v) for v in prefs.values()])
+        return ptr, np.array([index[x] for v in prefs.values() for x in v], np.int32)
+
+    return side(men, wi), side(women, mi)
+
+
+# Prefixes of each other, empty, non-ASCII (2-, 3- and 4-byte UTF-8), spaces.
+ODD = ["", "a", "ab", "abc", "b", "é", "日本", "😀", "a b", "w1", "w10", "w100"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_string_names_equal_dict_lookups(seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    calls = []
+    real = csm.encode_names
+    monkeypatch.setattr(csm, "encode_names", lambda *a: calls.append(1) or real(*a))
+    men_names = ODD + [f"m{i}" for i in range(20)]
+    women_names = [f"w{i}" for i in range(25)] + ODD[:6]
+    men, women = _random_instance(rng, men_names, women_names)
+    got = nx_gpumatch.stable_marriage(men, women)
+    assert len(calls) == 2  # both sides took the byte encoder
+    mate = nx_gpumatch.stable_marriage(*_by_ids(men, women))
+    assert got == {men_names[m]: women_names[w] for m, w in enumerate(mate.tolist()) if w >= 0}
+    assert nx_gpumatch.is_stable(got, men, women)
+
+
+def test_string_names_tuples_and_numpy_rows():
+    rng = np.random.default_rng(7)
+    names_m = [f"m{i}" for i in range(15)]
+    names_w = [f"w{i}" for i in range(15)]
+    men, women = _random_instance(rng, names_m, names_w, complete=True)
+    ref = nx_gpumatch.stable_marriage(men, women)
+    men_t = {m: tuple(v) for m, v in men.items()}
+    women_np = {w: np.array(v) for w, v in women.items()}  # np.str_ entries
+    assert nx_gpumatch.stable_marriage(men_t, women_np) == ref
+
+
+def test_encoder_counts_and_misses():
+    keys = sm._utf8(["x", "xy", "", "z"])
+    ids, status = csm.encode_names(sm._utf8(["xy", "", "z", "x"]), keys, 4, 4, 0)
+    assert status == 0 and ids.tolist() == [1, 2, 3, 0]
+    ids, status = csm.encode_names(sm._utf8(["xy", "q", "x"]), keys, 4, 3, 0)
+    assert status == 1 and ids.tolist() == [1, -1, 0]
+    # a NUL inside a name adds a name: the count no longer matches
+    assert csm.encode_names(sm._utf8(["x\0y"]), keys, 4, 1, 0)[1] == 2
+    assert csm.encode_names(sm._utf8(["x"]), sm._utf8(["x\0"]), 1, 1, 0)[1] == 2
+
+
+@pytest.mark.parametrize(
+    "men,women,match",
+    [
+        ({"a": ["x", "nobody"]}, {"x": ["a"]}, "'a' ranks 'nobody', who is not among the women"),
+        ({"a": ["x"]}, {"x": ["a", "b"]}, "'x' ranks 'b', who is not among the men"),
+        ({"a": ["x", "y", "x"]}, {"x": ["a"], "y": ["a"]}, "ranks 'x' twice"),
+        ({"a": ["x", 3]}, {"x": ["a"]}, "ranks 3, who is not among the women"),
+        ({"a": ["x\0"]}, {"x": ["a"]}, "ranks 'x\\\\x00', who is not among"),
+        ({"a": ["\ud800"]}, {"x": ["a"]}, "who is not among the women"),
+    ],
+)
+def test_string_names_errors(men, women, match):
+    with pytest.raises(ValueError, match=match):
+        nx_gpumatch.stable_marriage(men, women)
+
+
+def test_names_with_nul_use_the_general_path():
+    men = {"a\0": ["x\0", "y"], "b": ["y", "x\0"]}
+    women = {"x\0": ["b", "a\0"], "y": ["a\0", "b"]}
+    assert nx_gpumatch.stable_marriage(men, women) == {"a\0": "x\0", "b": "y"}
+
+
+def test_mixed_key_types_use_the_general_path():
+    men = {"a": [1, "y"], "b": ["y", 1]}
+    women = {1: ["b", "a"], "y": ["a", "b"]}
+    assert nx_gpumatch.stable_marriage(men, women) == {"a": 1, "b": "y"}
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 8])
+def test_encoder_spans_agree(parts, nthreads):
+    rng = np.random.default_rng(parts)
+    names = ODD + [f"k{i}" for i in range(40)]
+    keys = sm._utf8(names)
+    pick = rng.integers(0, len(names), 300)
+    words = [names[i] for i in pick] + ["missing"]
+    ids, status = csm.encode_names(sm._utf8(words), keys, len(names), len(words), 0, parts)
+    assert status == 1 and ids[:-1].tolist() == pick.tolist() and ids[-1] == -1
+    ids, status = csm.encode_names(sm._utf8(words[:3]), keys, len(names), 3, 0, parts)
+    assert status == 0 and ids.tolist() == pick[:3].tolist()
+    assert csm.encode_names(sm._utf8(words[:3]), keys, len(names), 4, 0, parts)[1] == 2
