@@ -106,7 +106,7 @@ def capacities(b, deg):
     return np.minimum(b, deg).astype(np.int32)
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _fill_row(u, indptr, indices, arc_rank, key):
     """Copy u's usable arcs as packed keys to the front of its CSR slot; returns the end."""
     w = indptr[u]
@@ -118,7 +118,7 @@ def _fill_row(u, indptr, indices, arc_rank, key):
     return w
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _sort_range(key, a, e):
     if e - a <= 16:
         for i in range(a + 1, e):
@@ -432,7 +432,7 @@ def _propose(
     sorted_end[u] = s
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _run_block(
     q,
     lo,
