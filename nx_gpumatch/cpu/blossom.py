@@ -182,7 +182,7 @@ def _hpop(H, meta):
 
 # ------------------------------------------------------------ event times
 @njit(cache=True, no_cpython_wrapper=True)
-def _edge_time(e, esrc, edst, wl, c, nd, fd, vname):
+def _edge_time(e, esrc, edst, wl, c, fd):
     """(kind, hi, lo): kind 2 = S-free edge (tight at D = N), 3 = S-S edge between
     different blossoms (tight at D = N/2), 0 = no event. N = P(a) + P(b) - w."""
     a = esrc[e]
@@ -215,7 +215,7 @@ def _push_blossom(b, fd, H, meta):
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def _scan_blossom(b, tb, vnext, g, c, nd, fd, vname, H, meta):
+def _scan_blossom(b, tb, vnext, g, c, nd, fd, H, meta):
     """Push the events of the edges at the vertices of blossom b, which lies in
     top-level blossom tb, after tb's label changed (the innermost loop of the
     search, written out in full).
@@ -313,7 +313,7 @@ def _rebuild(n, m, esrc, edst, wl, c, nd, fd, vname, H, meta, best):
         fd[v, B2L] = np.inf
         best[v] = -1
     for e in range(m):
-        kind, th, tl = _edge_time(e, esrc, edst, wl, c, nd, fd, vname)
+        kind, th, tl = _edge_time(e, esrc, edst, wl, c, fd)
         if kind == 3:
             H[size, 0] = th
             H[size, 1] = tl
@@ -491,7 +491,7 @@ def _augment_side(s, j, n, nd, mate, vname, stk, chain):
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def _dissolve(r, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta):
+def _dissolve(r, vnext, g, c, nd, fd, head, buf, dh, dl, H, meta):
     """Unlabel every blossom of the tree rooted at r; vertices leaving T may now
     have events with S vertices of other trees."""
     nt = 0
@@ -508,7 +508,7 @@ def _dissolve(r, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta):
         b = nb
     head[r] = -1
     for i in range(nt):
-        _scan_blossom(buf[i], buf[i], vnext, g, c, nd, fd, vname, H, meta)
+        _scan_blossom(buf[i], buf[i], vnext, g, c, nd, fd, H, meta)
 
 
 @njit(cache=True, inline="always")
@@ -525,9 +525,6 @@ def _form_blossom(
     v,
     n,
     vnext,
-    g,
-    wl,
-    c,
     nd,
     fd,
     vname,
@@ -543,8 +540,6 @@ def _form_blossom(
     buf,
     dh,
     dl,
-    H,
-    meta,
 ):
     """New S-blossom from the tight S-S edge (u, v) inside one tree."""
     bu = nd[vname[u], OWNER]
@@ -684,7 +679,7 @@ def _form_blossom(
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def _expand(B, n, vnext, g, wl, c, nd, fd, vname, head, dh, dl, H, meta):
+def _expand(B, n, vnext, g, c, nd, fd, vname, head, dh, dl, H, meta):
     """Expand the T-blossom B whose dual reached zero: the even path from the
     entry child to the base child stays in the tree (T, S, ..., T), the other
     children become free."""
@@ -764,7 +759,7 @@ def _expand(B, n, vnext, g, wl, c, nd, fd, vname, head, dh, dl, H, meta):
     x = b0
     while True:
         if nd[x, LABEL] != TLAB:
-            _scan_blossom(x, x, vnext, g, c, nd, fd, vname, H, meta)
+            _scan_blossom(x, x, vnext, g, c, nd, fd, H, meta)
         x = nd[x, NEXT]
         if x == b0:
             break
@@ -850,7 +845,7 @@ def _solve(
         ident = p >> 2
         ek = 0
         if kind == EV_EDGE:
-            ek, th, tl = _edge_time(ident, esrc, edst, wl, c, nd, fd, vname)
+            ek, th, tl = _edge_time(ident, esrc, edst, wl, c, fd)
             if ek == 0 or th > kh or (th == kh and tl > kl):
                 # stale or early: keep every free endpoint's best edge in the heap
                 if ek == 3:
@@ -861,7 +856,7 @@ def _solve(
                     if nd[tx, LABEL] != FREE:
                         continue
                     if fd[x, B2H] < kh or (fd[x, B2H] == kh and fd[x, B2L] <= kl):
-                        _scan_blossom(x, tx, vnext, g, c, nd, fd, vname, H, meta)
+                        _scan_blossom(x, tx, vnext, g, c, nd, fd, H, meta)
                     elif ek == 2 and (th < fd[x, B2H] or (th == fd[x, B2H] and tl < fd[x, B2L])):
                         fd[x, B2H] = th
                         fd[x, B2L] = tl
@@ -895,10 +890,10 @@ def _solve(
             x = nd[b, ARGMIN]
             r = nd[b, TROOT]
             _augment_side(x, -1, n, nd, mate, vname, stk, chain)
-            _dissolve(r, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta)
+            _dissolve(r, vnext, g, c, nd, fd, head, buf, dh, dl, H, meta)
             ntrees -= 1
         elif kind == EV_BLOSSOM:
-            _expand(ident, n, vnext, g, wl, c, nd, fd, vname, head, dh, dl, H, meta)
+            _expand(ident, n, vnext, g, c, nd, fd, vname, head, dh, dl, H, meta)
             freeids[nfree] = ident
             nfree += 1
         else:
@@ -917,11 +912,9 @@ def _solve(
                     r = nd[bu, TROOT]
                     _augment_side(u, v, n, nd, mate, vname, stk, chain)
                     _augment_side(v, u, n, nd, mate, vname, stk, chain)
-                    _dissolve(r, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta)
+                    _dissolve(r, vnext, g, c, nd, fd, head, buf, dh, dl, H, meta)
                     ntrees -= 1
-                    _scan_blossom(
-                        v, bv, vnext, g, c, nd, fd, vname, H, meta
-                    )  # v's best edge was used
+                    _scan_blossom(v, bv, vnext, g, c, nd, fd, H, meta)  # v's best edge was used
                 else:
                     r = nd[bu, TROOT]
                     _relabel(bv, TLAB, nd, fd, dh, dl)
@@ -934,7 +927,7 @@ def _solve(
                     _relabel(bm, SLAB, nd, fd, dh, dl)
                     _tree_add(bm, r, nd, head)
                     _push_dual(bm, nd, fd, H, meta)
-                    _scan_blossom(bm, bm, vnext, g, c, nd, fd, vname, H, meta)
+                    _scan_blossom(bm, bm, vnext, g, c, nd, fd, H, meta)
             else:
                 r1 = nd[bu, TROOT]
                 r2 = nd[bv, TROOT]
@@ -945,9 +938,6 @@ def _solve(
                         v,
                         n,
                         vnext,
-                        g,
-                        wl,
-                        c,
                         nd,
                         fd,
                         vname,
@@ -963,18 +953,16 @@ def _solve(
                         buf,
                         dh,
                         dl,
-                        H,
-                        meta,
                     )
                     _tree_add(B, r1, nd, head)
                     _push_dual(B, nd, fd, H, meta)
                     for i in range(nt):
-                        _scan_blossom(buf[i], B, vnext, g, c, nd, fd, vname, H, meta)
+                        _scan_blossom(buf[i], B, vnext, g, c, nd, fd, H, meta)
                 else:
                     _augment_side(u, v, n, nd, mate, vname, stk, chain)
                     _augment_side(v, u, n, nd, mate, vname, stk, chain)
-                    _dissolve(r1, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta)
-                    _dissolve(r2, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta)
+                    _dissolve(r1, vnext, g, c, nd, fd, head, buf, dh, dl, H, meta)
+                    _dissolve(r2, vnext, g, c, nd, fd, head, buf, dh, dl, H, meta)
                     ntrees -= 2
         if meta[HOVER] != 0:
             _rebuild(n, m, esrc, edst, wl, c, nd, fd, vname, H, meta, best)
