@@ -88,3 +88,18 @@ def test_cold_start_benchmark_measures_a_fresh_process(tmp_path):
     assert cold_start.main(["--families", "suitor", "--no-all", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert set(data["families"]) == {"suitor"} and data["families"]["suitor"]["cold"] > 0
+
+
+def test_cold_start_goals_name_what_is_over(capsys):
+    from nx_gpumatch.benchmark import cold_start
+
+    fam = {"cold": 7.5, "cold_cpu": 6.0, "warm": 0.5}
+    ok = {"cold": 1.0, "cold_cpu": 0.9, "warm": 0.4}
+    cold_start._goals(
+        {"families": {"exact": fam, "suitor": ok}, "all": {"cold": 25.0, "cold_cpu": 19.0}}
+    )
+    out = capsys.readouterr().out
+    assert "exact cold" in out and "+  2.50 wall" in out and "+  1.00 CPU" in out
+    assert "all cold" in out and "suitor" not in out and "warm" not in out
+    cold_start._goals({"families": {"suitor": ok}})
+    assert "goals met" in capsys.readouterr().out

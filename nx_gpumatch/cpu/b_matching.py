@@ -79,26 +79,12 @@ def prefetch(typingctx, arr, idx):
 
 
 # ----------------------------------------------------------------- shared
-@njit(cache=True, no_cpython_wrapper=True)
-def _count_usable(u, indptr, arc_rank, deg):
-    c = 0
-    for p in range(indptr[u], indptr[u + 1]):
-        if arc_rank[p] != NO_RANK:
-            c += 1
-    deg[u] = c
-
-
-@kernel(parallel=PRANGE_ONLY)
 def usable_degree(n, indptr, arc_rank):
-    """Number of usable (positive-weight) edges at each vertex."""
-    deg = np.empty(n, np.int64)
-    if n >= PARALLEL_MIN:
-        for i in prange(n):
-            _count_usable(np.int64(i), indptr, arc_rank, deg)
-    else:
-        for i in range(n):
-            _count_usable(np.int64(i), indptr, arc_rank, deg)
-    return deg
+    """Number of usable (positive-weight) edges at each vertex (numpy: nothing to
+    compile on first use)."""
+    usable = np.zeros(np.asarray(arc_rank).shape[0] + 1, np.int64)
+    np.cumsum(np.asarray(arc_rank) != NO_RANK, out=usable[1:])
+    return np.diff(usable[np.asarray(indptr)[: n + 1]])
 
 
 def capacities(b, deg):
@@ -106,7 +92,7 @@ def capacities(b, deg):
     return np.minimum(b, deg).astype(np.int32)
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _fill_row(u, indptr, indices, arc_rank, key):
     """Copy u's usable arcs as packed keys to the front of its CSR slot; returns the end."""
     w = indptr[u]
@@ -118,7 +104,7 @@ def _fill_row(u, indptr, indices, arc_rank, key):
     return w
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _sort_range(key, a, e):
     if e - a <= 16:
         for i in range(a + 1, e):
@@ -432,7 +418,7 @@ def _propose(
     sorted_end[u] = s
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _run_block(
     q,
     lo,
@@ -603,22 +589,12 @@ def _round_serial(
     )
 
 
-@kernel(parallel=PRANGE_ONLY)
 def _suitor_init(cap, rec, stride, hptr):
+    """Every record unlocked and empty: bound NO_RANK (0 for cap 0), then cap."""
     n = cap.shape[0]
-    if n >= PARALLEL_MIN:
-        for i in prange(n):
-            _init_record(np.int64(i), cap, rec, stride, hptr)
-    else:
-        for i in range(n):
-            _init_record(np.int64(i), cap, rec, stride, hptr)
-
-
-@njit(cache=True, no_cpython_wrapper=True)
-def _init_record(v, cap, rec, stride, hptr):
-    b = _base(v, stride, hptr)
-    rec[b] = (np.int64(NO_RANK) << 32) if cap[v] > 0 else np.int64(0)  # unlocked, empty
-    rec[b + 1] = cap[v]
+    base = np.arange(n, dtype=np.int64) * stride if stride > 0 else hptr[:n]
+    rec[base] = np.where(cap > 0, np.int64(NO_RANK) << 32, np.int64(0))
+    rec[base + 1] = cap
 
 
 @njit(cache=True, no_cpython_wrapper=True)

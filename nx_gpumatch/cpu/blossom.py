@@ -89,7 +89,7 @@ EV_DUAL, EV_EDGE, EV_BLOSSOM = 0, 1, 2
 HSIZE, HCAP, HOVER = 0, 1, 2
 
 
-@njit((i8,), cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _sign(label):
     if label == SLAB:
         return -1.0
@@ -98,7 +98,7 @@ def _sign(label):
     return 0.0
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _before(ah, al, ak, bh, bl, bk):
     if ah != bh:
         return ah < bh
@@ -164,7 +164,7 @@ def _sift_down(H, size, i):
     H[i, 3] = p
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _hpop(H, meta):
     kh = H[0, 0]
     kl = H[0, 1]
@@ -182,7 +182,7 @@ def _hpop(H, meta):
 
 # ------------------------------------------------------------ event times
 @njit(cache=True, no_cpython_wrapper=True)
-def _edge_time(e, esrc, edst, wl, c, nd, fd, vname):
+def _edge_time(e, esrc, edst, wl, c, fd):
     """(kind, hi, lo): kind 2 = S-free edge (tight at D = N), 3 = S-S edge between
     different blossoms (tight at D = N/2), 0 = no event. N = P(a) + P(b) - w."""
     a = esrc[e]
@@ -202,20 +202,20 @@ def _edge_time(e, esrc, edst, wl, c, nd, fd, vname):
     return 2, nh, nl
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _push_dual(b, nd, fd, H, meta):
     x = nd[b, ARGMIN]
     nb = nd[b, BNAME]
     _hpush(H, meta, fd[x, YH] + fd[nb, AH], fd[x, YL] + fd[nb, AL], (np.int64(b) << 2) | EV_DUAL)
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _push_blossom(b, fd, H, meta):
     _hpush(H, meta, fd[b, ZH] * 0.5, fd[b, ZL] * 0.5, (np.int64(b) << 2) | EV_BLOSSOM)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def _scan_blossom(b, tb, vnext, g, c, nd, fd, vname, H, meta):
+def _scan_blossom(b, tb, vnext, g, c, nd, fd, H, meta):
     """Push the events of the edges at the vertices of blossom b, which lies in
     top-level blossom tb, after tb's label changed (the innermost loop of the
     search, written out in full).
@@ -304,15 +304,16 @@ def _scan_blossom(b, tb, vnext, g, c, nd, fd, vname, H, meta):
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def _rebuild(n, m, esrc, edst, wl, c, nd, fd, vname, H, meta):
-    """All current events from scratch (after an overflow, and at the start)."""
+def _rebuild(n, m, esrc, edst, wl, c, nd, fd, vname, H, meta, best):
+    """All current events from scratch (after an overflow, and at the start);
+    ``best`` is scratch space of n entries."""
     size = 0
-    best = np.full(max(n, 1), -1, np.int64)
     for v in range(n):
         fd[v, B2H] = np.inf
         fd[v, B2L] = np.inf
+        best[v] = -1
     for e in range(m):
-        kind, th, tl = _edge_time(e, esrc, edst, wl, c, nd, fd, vname)
+        kind, th, tl = _edge_time(e, esrc, edst, wl, c, fd)
         if kind == 3:
             H[size, 0] = th
             H[size, 1] = tl
@@ -357,7 +358,7 @@ def _rebuild(n, m, esrc, edst, wl, c, nd, fd, vname, H, meta):
 
 
 # ------------------------------------------------------------- structure
-@njit((i8, i8, I2, F2), cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _setlab(b, lab, nd, fd):
     nd[b, LABEL] = lab
     fd[nd[b, BNAME], NLAB] = lab
@@ -377,7 +378,7 @@ def _relabel(b, lab, nd, fd, dh, dl):
     _setlab(b, lab, nd, fd)
 
 
-@njit((i8, i8, I2, I1), cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _tree_add(b, r, nd, head):
     nd[b, TROOT] = r
     nd[b, TPREV] = -1
@@ -388,7 +389,7 @@ def _tree_add(b, r, nd, head):
     head[r] = b
 
 
-@njit((i8, I2, I1), cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _tree_remove(b, nd, head):
     p = nd[b, TPREV]
     q = nd[b, TNEXT]
@@ -444,7 +445,7 @@ def _rotate(b, ch, v, n, nd, mate, stk, sp):
     return sp
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit((i8, i8, i8, I2, I1, I1, I1), cache=True, no_cpython_wrapper=True)
 def _augment_blossom(b, v, n, nd, mate, stk, chain):
     """Make vertex v the base of blossom b, level by level down the nesting
     chain from b to v (recursively for sub-blossoms met on the flipped paths)."""
@@ -490,7 +491,7 @@ def _augment_side(s, j, n, nd, mate, vname, stk, chain):
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def _dissolve(r, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta):
+def _dissolve(r, vnext, g, c, nd, fd, head, buf, dh, dl, H, meta):
     """Unlabel every blossom of the tree rooted at r; vertices leaving T may now
     have events with S vertices of other trees."""
     nt = 0
@@ -507,10 +508,10 @@ def _dissolve(r, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta):
         b = nb
     head[r] = -1
     for i in range(nt):
-        _scan_blossom(buf[i], buf[i], vnext, g, c, nd, fd, vname, H, meta)
+        _scan_blossom(buf[i], buf[i], vnext, g, c, nd, fd, H, meta)
 
 
-@njit((i8, I2, I1, I1), cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _s_parent(b, nd, mate, vname):
     t = mate[nd[b, BASE]]
     if t == -1:
@@ -524,9 +525,6 @@ def _form_blossom(
     v,
     n,
     vnext,
-    g,
-    wl,
-    c,
     nd,
     fd,
     vname,
@@ -542,8 +540,6 @@ def _form_blossom(
     buf,
     dh,
     dl,
-    H,
-    meta,
 ):
     """New S-blossom from the tight S-S edge (u, v) inside one tree."""
     bu = nd[vname[u], OWNER]
@@ -683,7 +679,7 @@ def _form_blossom(
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def _expand(B, n, vnext, g, wl, c, nd, fd, vname, head, dh, dl, H, meta):
+def _expand(B, n, vnext, g, c, nd, fd, vname, head, dh, dl, H, meta):
     """Expand the T-blossom B whose dual reached zero: the even path from the
     entry child to the base child stays in the tree (T, S, ..., T), the other
     children become free."""
@@ -763,7 +759,7 @@ def _expand(B, n, vnext, g, wl, c, nd, fd, vname, head, dh, dl, H, meta):
     x = b0
     while True:
         if nd[x, LABEL] != TLAB:
-            _scan_blossom(x, x, vnext, g, c, nd, fd, vname, H, meta)
+            _scan_blossom(x, x, vnext, g, c, nd, fd, H, meta)
         x = nd[x, NEXT]
         if x == b0:
             break
@@ -773,32 +769,12 @@ def _expand(B, n, vnext, g, wl, c, nd, fd, vname, head, dh, dl, H, meta):
 
 
 # ----------------------------------------------------------------- driver
-@njit(cache=True)
-def _half_max(n, indptr, arc_edge, wl, maxcard):
-    """Each vertex's largest incident weight / 2 (0 without edges): the warm
-    start's first duals."""
-    hv = np.zeros(n)
-    for v in range(n):
-        best = -np.inf if maxcard else 0.0
-        for k in range(indptr[v], indptr[v + 1]):
-            wv = wl[arc_edge[k]] * 0.5
-            if wv > best:
-                best = wv
-        if indptr[v + 1] == indptr[v]:
-            best = 0.0
-        hv[v] = best
-    return hv
-
-
 @njit(cache=True, no_cpython_wrapper=True)
-def _warm_start(n, indptr, indices, arc_edge, wl, maxcard, fd, mate, hv, order):
-    """Feasible duals and a matching of tight edges: y_v = max incident w / 2
-    (``hv``), then each vertex (largest y first: ``order``, sorted outside so
+def _warm_start(n, indptr, indices, arc_edge, wl, maxcard, fd, mate, order):
+    """Feasible duals and a matching of tight edges: from y_v = max incident w / 2
+    (set by the caller), each vertex (largest y first: ``order``, sorted outside so
     that no sort is compiled here) drops to its least feasible dual and, if
     that makes an edge to a free neighbour tight, is matched along it."""
-    for v in range(n):
-        fd[v, YL] = hv[v]
-        fd[v, YH] = 2.0 if (maxcard and indptr[v + 1] > indptr[v]) else 0.0
     for i in range(n):
         v = order[i]
         if mate[v] != -1 or indptr[v + 1] == indptr[v]:
@@ -824,58 +800,32 @@ def _warm_start(n, indptr, indices, arc_edge, wl, maxcard, fd, mate, hv, order):
 
 
 @njit(cache=True)
-def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm, hv, order):
+def _solve(
+    n, indptr, indices, arc_edge, esrc, edst, wl, awl, maxcard, warm, order, nd, fd, w32, w64, H
+):
+    """The search. Every array is allocated and initialised by :func:`_run` (numpy
+    there, so that no allocation routine is compiled here); ``w32`` / ``w64`` are
+    rows of int32 / int64 state and scratch. Returns (roots, events, late, open trees)."""
     m = esrc.shape[0]
-    nn = 2 * n
     c = 4.0 if maxcard else 0.0
-    wl = weight * 4.0
-    nd = np.full((max(nn, 1), NROWS), -1, np.int32)
-    fd = np.zeros((max(nn, 1), NFCOLS))
-    vname = np.arange(n).astype(np.int32)
-    vnext = np.full(max(n, 1), -1, np.int32)
-    mate = np.full(max(n, 1), -1, np.int32)
-    head = np.full(max(n, 1), -1, np.int32)
-    freeids = np.empty(max(n, 1), np.int32)
-    for i in range(n):
-        freeids[i] = nn - 1 - i
+    vname = w32[0]
+    vnext = w32[1]
+    mate = w32[2]
+    head = w32[3]
+    freeids = w32[4]
+    pv = w32[5]
+    pu = w32[6]
+    cyc = w32[7]
+    buf = w32[8]
+    chain = w32[9]
+    stk = w32[10]
+    mark = w64[0]
+    best = w64[1]
+    meta = w64[2]
     nfree = n
-    for v in range(nn):
-        nd[v, LABEL] = FREE
-        nd[v, BASE] = v
-        nd[v, ARGMIN] = v
-        nd[v, VFIRST] = v
-        nd[v, VLAST] = v
-        nd[v, OWNER] = v
-        nd[v, BNAME] = v
-        nd[v, BSIZE] = 1
-        if v < n:
-            fd[v, VNM] = v
-            fd[v, NLAB] = FREE
-    awl = np.empty(indices.shape[0])
-    for k in range(indices.shape[0]):
-        awl[k] = wl[arc_edge[k]]
     g = (indptr, indices, arc_edge, awl)
     if warm:
-        _warm_start(n, indptr, indices, arc_edge, wl, maxcard, fd, mate, hv, order)
-    else:
-        for v in range(n):
-            best = -np.inf if maxcard else 0.0
-            for k in range(indptr[v], indptr[v + 1]):
-                if wl[arc_edge[k]] * 0.5 > best:
-                    best = wl[arc_edge[k]] * 0.5
-            if indptr[v + 1] == indptr[v]:
-                best = 0.0
-            fd[v, YL] = best
-            fd[v, YH] = 2.0 if (maxcard and indptr[v + 1] > indptr[v]) else 0.0
-    # make every cold-start dual the same so that integer parity holds
-    if not warm:
-        mx = 0.0
-        for v in range(n):
-            if indptr[v + 1] > indptr[v] and fd[v, YL] > mx:
-                mx = fd[v, YL]
-        for v in range(n):
-            if indptr[v + 1] > indptr[v]:
-                fd[v, YL] = mx
+        _warm_start(n, indptr, indices, arc_edge, wl, maxcard, fd, mate, order)
     ntrees = 0
     for v in range(n):
         if mate[v] == -1 and (fd[v, YH] > 0.0 or (fd[v, YH] == 0.0 and fd[v, YL] > 0.0)):
@@ -883,19 +833,8 @@ def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm, hv, 
             _tree_add(v, v, nd, head)
             ntrees += 1
     roots = ntrees
-    cap = 2 * (m + nn) + 64
-    H = np.empty((cap, 4))
-    meta = np.zeros(3, np.int64)
-    meta[HCAP] = cap
-    _rebuild(n, m, esrc, edst, wl, c, nd, fd, vname, H, meta)
-    mark = np.zeros(max(nn, 1), np.int64)
+    _rebuild(n, m, esrc, edst, wl, c, nd, fd, vname, H, meta, best)
     stamp = 0
-    pv = np.empty(max(nn, 1), np.int32)
-    pu = np.empty(max(nn, 1), np.int32)
-    cyc = np.empty(max(nn, 1), np.int32)
-    buf = np.empty(max(nn, 1), np.int32)
-    stk = np.empty(2 * max(nn, 1) + 2, np.int32)
-    chain = np.empty(max(nn, 1), np.int32)
     dh = 0.0
     dl = 0.0
     events = 0
@@ -906,7 +845,7 @@ def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm, hv, 
         ident = p >> 2
         ek = 0
         if kind == EV_EDGE:
-            ek, th, tl = _edge_time(ident, esrc, edst, wl, c, nd, fd, vname)
+            ek, th, tl = _edge_time(ident, esrc, edst, wl, c, fd)
             if ek == 0 or th > kh or (th == kh and tl > kl):
                 # stale or early: keep every free endpoint's best edge in the heap
                 if ek == 3:
@@ -917,7 +856,7 @@ def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm, hv, 
                     if nd[tx, LABEL] != FREE:
                         continue
                     if fd[x, B2H] < kh or (fd[x, B2H] == kh and fd[x, B2L] <= kl):
-                        _scan_blossom(x, tx, vnext, g, c, nd, fd, vname, H, meta)
+                        _scan_blossom(x, tx, vnext, g, c, nd, fd, H, meta)
                     elif ek == 2 and (th < fd[x, B2H] or (th == fd[x, B2H] and tl < fd[x, B2L])):
                         fd[x, B2H] = th
                         fd[x, B2L] = tl
@@ -951,10 +890,10 @@ def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm, hv, 
             x = nd[b, ARGMIN]
             r = nd[b, TROOT]
             _augment_side(x, -1, n, nd, mate, vname, stk, chain)
-            _dissolve(r, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta)
+            _dissolve(r, vnext, g, c, nd, fd, head, buf, dh, dl, H, meta)
             ntrees -= 1
         elif kind == EV_BLOSSOM:
-            _expand(ident, n, vnext, g, wl, c, nd, fd, vname, head, dh, dl, H, meta)
+            _expand(ident, n, vnext, g, c, nd, fd, vname, head, dh, dl, H, meta)
             freeids[nfree] = ident
             nfree += 1
         else:
@@ -973,11 +912,9 @@ def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm, hv, 
                     r = nd[bu, TROOT]
                     _augment_side(u, v, n, nd, mate, vname, stk, chain)
                     _augment_side(v, u, n, nd, mate, vname, stk, chain)
-                    _dissolve(r, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta)
+                    _dissolve(r, vnext, g, c, nd, fd, head, buf, dh, dl, H, meta)
                     ntrees -= 1
-                    _scan_blossom(
-                        v, bv, vnext, g, c, nd, fd, vname, H, meta
-                    )  # v's best edge was used
+                    _scan_blossom(v, bv, vnext, g, c, nd, fd, H, meta)  # v's best edge was used
                 else:
                     r = nd[bu, TROOT]
                     _relabel(bv, TLAB, nd, fd, dh, dl)
@@ -990,7 +927,7 @@ def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm, hv, 
                     _relabel(bm, SLAB, nd, fd, dh, dl)
                     _tree_add(bm, r, nd, head)
                     _push_dual(bm, nd, fd, H, meta)
-                    _scan_blossom(bm, bm, vnext, g, c, nd, fd, vname, H, meta)
+                    _scan_blossom(bm, bm, vnext, g, c, nd, fd, H, meta)
             else:
                 r1 = nd[bu, TROOT]
                 r2 = nd[bv, TROOT]
@@ -1001,9 +938,6 @@ def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm, hv, 
                         v,
                         n,
                         vnext,
-                        g,
-                        wl,
-                        c,
                         nd,
                         fd,
                         vname,
@@ -1019,53 +953,91 @@ def _solve(n, indptr, indices, arc_edge, esrc, edst, weight, maxcard, warm, hv, 
                         buf,
                         dh,
                         dl,
-                        H,
-                        meta,
                     )
                     _tree_add(B, r1, nd, head)
                     _push_dual(B, nd, fd, H, meta)
                     for i in range(nt):
-                        _scan_blossom(buf[i], B, vnext, g, c, nd, fd, vname, H, meta)
+                        _scan_blossom(buf[i], B, vnext, g, c, nd, fd, H, meta)
                 else:
                     _augment_side(u, v, n, nd, mate, vname, stk, chain)
                     _augment_side(v, u, n, nd, mate, vname, stk, chain)
-                    _dissolve(r1, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta)
-                    _dissolve(r2, n, vnext, g, wl, c, nd, fd, vname, head, buf, dh, dl, H, meta)
+                    _dissolve(r1, vnext, g, c, nd, fd, head, buf, dh, dl, H, meta)
+                    _dissolve(r2, vnext, g, c, nd, fd, head, buf, dh, dl, H, meta)
                     ntrees -= 2
         if meta[HOVER] != 0:
-            _rebuild(n, m, esrc, edst, wl, c, nd, fd, vname, H, meta)
-    out = np.full(n, -1, np.int64)
-    for v in range(n):
-        out[v] = mate[v]
-    return out, roots, events, late, ntrees, meta
+            _rebuild(n, m, esrc, edst, wl, c, nd, fd, vname, H, meta, best)
+    return roots, events, late, ntrees
 
 
 def _run(n, indptr, indices, arc_edge, edge_src, edge_dst, edge_weight, maxcardinality, warm):
     w = np.ascontiguousarray(edge_weight, np.float64)
     if w.size and not np.isfinite(w).all():
         raise ValueError("edge weights must be finite (no NaN or infinity)")
+    n = int(n)
+    maxcard = bool(maxcardinality)
     indptr = np.ascontiguousarray(indptr, np.int64)
     arc_edge = np.ascontiguousarray(arc_edge, np.int32)
-    hv = _half_max(np.int64(n), indptr, arc_edge, w * 4.0, bool(maxcardinality))
+    esrc = np.ascontiguousarray(edge_src, np.int32)
+    m = esrc.shape[0]
+    nn = 2 * n
+    rows = max(nn, 1)  # 2n node-table rows (vertices, then blossom ids), at least one
+    wl = w * 4.0
+    awl = wl[arc_edge]  # weight of each arc, in CSR order
+    # Starting duals: half the heaviest incident weight (at least 0 without
+    # maxcardinality), 0 at isolated vertices.
+    starts = indptr[:-1]
+    has = indptr[1:] > starts
+    hv = np.zeros(n)
+    if awl.size:
+        hv[has] = np.maximum.reduceat(awl, starts[has]) * 0.5
+    if not maxcard:
+        hv = np.where(hv > 0.0, hv, 0.0)
     order = np.argsort(-hv, kind="stable")
-    mate, roots, events, late, left, _meta = _solve(
+    if not warm:  # every dual equal, so that integer parity holds
+        hv[has] = max(0.0, float(hv[has].max())) if has.any() else 0.0
+    ids = np.arange(nn, dtype=np.int32)
+    nd = np.full((rows, NROWS), -1, np.int32)
+    nd[:nn, LABEL] = FREE
+    for col in (BASE, ARGMIN, VFIRST, VLAST, OWNER, BNAME):
+        nd[:nn, col] = ids
+    nd[:nn, BSIZE] = 1
+    fd = np.zeros((rows, NFCOLS))
+    fd[:n, VNM] = ids[:n]
+    fd[:n, NLAB] = FREE
+    fd[:n, YL] = hv
+    fd[:n, YH] = np.where(has, 2.0, 0.0) if maxcard else 0.0
+    # int32 rows: vname, vnext, mate, head, free blossom ids, then scratch
+    # (pv, pu, cyc, buf, chain, and the augmentation stack of 2 * rows + 2)
+    w32 = np.full((11, 2 * rows + 2), -1, np.int32)
+    w32[0, :n] = ids[:n]
+    w32[4, :n] = ids[nn - 1 : n - 1 : -1]
+    w64 = np.zeros((3, max(rows, 3)), np.int64)  # mark stamps, rebuild scratch, heap meta
+    hcap = 2 * (m + nn) + 64
+    w64[2, HCAP] = hcap
+    H = np.empty((hcap, 4))
+    roots, events, late, left = _solve(
         np.int64(n),
         indptr,
         np.ascontiguousarray(indices, np.int32),
         arc_edge,
-        np.ascontiguousarray(edge_src, np.int32),
+        esrc,
         np.ascontiguousarray(edge_dst, np.int32),
-        w,
-        bool(maxcardinality),
+        wl,
+        awl,
+        maxcard,
         bool(warm),
-        hv,
         order,
+        nd,
+        fd,
+        w32,
+        w64,
+        H,
     )
     if left:
         raise RuntimeError(
             "blossom search stopped with open alternating trees"
         )  # a bug, never expected
-    return mate, int(roots), int(events), int(late)
+    return w32[2, :n].astype(np.int64), int(roots), int(events), int(late)
 
 
 def max_weight_matching(
