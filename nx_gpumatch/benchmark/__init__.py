@@ -35,6 +35,24 @@ def median_time(fn, repeat=5, warmup=1):
     return statistics.median(times), out
 
 
+def paired_ratios(fn, anchor, repeat=5, warmup=1):
+    """Time fn() / time anchor() over ``repeat`` pairs run back to back, the
+    order alternating, so that a load spike on a shared machine hits both sides
+    of a pair: (median ratio, all ratios)."""
+    for _ in range(warmup):
+        fn()
+        anchor()
+    ratios = []
+    for i in range(repeat):
+        pair = {}
+        for name, f in (("fn", fn), ("anchor", anchor))[:: 1 if i % 2 == 0 else -1]:
+            t = time.perf_counter()
+            f()
+            pair[name] = time.perf_counter() - t
+        ratios.append(pair["fn"] / pair["anchor"])
+    return statistics.median(ratios), ratios
+
+
 def networkit_graph(g):
     """A weighted undirected NetworKit graph with the same edges as Graph g."""
     import networkit as nk
