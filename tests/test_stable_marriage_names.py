@@ -116,3 +116,21 @@ def test_encoder_spans_agree(parts, nthreads):
     ids, status = csm.encode_names(sm._utf8(words[:3]), keys, len(names), 3, 0, parts)
     assert status == 0 and ids.tolist() == pick[:3].tolist()
     assert csm.encode_names(sm._utf8(words[:3]), keys, len(names), 4, 0, parts)[1] == 2
+
+
+@pytest.mark.parametrize("long_key", [False, True])
+def test_short_and_long_names_agree(long_key):
+    """Keys of at most 8 bytes are compared as one word; a longer key anywhere
+    sends the side through the byte-by-byte path: both give the same ids."""
+    keys = ["abcdefgh", "abcdefg", "日本語", "x", ""] + (
+        ["abcdefghi", "日本語日本語"] if long_key else []
+    )
+    rng = np.random.default_rng(3)
+    words = [keys[i] for i in rng.integers(0, len(keys), 200)]
+    ids, status = csm.encode_names(sm._utf8(words), sm._utf8(keys), len(keys), len(words), 0, 2)
+    assert status == 0 and ids.tolist() == [keys.index(x) for x in words]
+    # names longer than 8 bytes, or 8-byte prefixes of keys, are never short keys
+    for miss in ["abcdefghi", "abcdefghij", "日本語日本語x"]:
+        ids, status = csm.encode_names(sm._utf8(["x", miss]), sm._utf8(keys), len(keys), 2, 0, 1)
+        assert status == (0 if miss in keys else 1) and ids.tolist()[0] == keys.index("x")
+        assert ids.tolist()[1] == (keys.index(miss) if miss in keys else -1)

@@ -157,8 +157,102 @@ def encode_names(buf, key_buf, n_keys, total, sep, parts=1):
     np.cumsum(counts[:-1], out=first[1:])
     out = np.empty(total, np.int32)
     missing = np.zeros(parts, np.int64)
-    _lookup_parts.sized(size)(buf, bounds, first, slot, k_lo, k_hi, key_buf, sep, out, missing)
+    words = _short_keys(key_buf, k_lo, k_hi)
+    if words.shape[0]:
+        wslot = _word_table(words)
+        _lookup_words_parts.sized(size)(buf, bounds, first, wslot, words, sep, out, missing)
+    else:
+        _lookup_parts.sized(size)(buf, bounds, first, slot, k_lo, k_hi, key_buf, sep, out, missing)
     return out, 1 if missing.any() else 0
+
+
+# Names of at most 8 bytes (most names in practice) are compared as one 64-bit
+# word: bytes packed little-endian, zero-padded. Names hold no separator byte and
+# the separator is the zero byte when this path is used, so the padding cannot
+# make two different names equal.
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True)
+def _short_keys(key_buf, k_lo, k_hi):
+    """Each key as one word, or an empty array when a key is longer than 8
+    bytes or the separator is not the zero byte (then the general path runs)."""
+    n = k_lo.shape[0]
+    words = np.zeros(n, np.uint64)
+    for c in range(n):
+        lo = k_lo[c]
+        hi = k_hi[c]
+        if hi - lo > 8 or (hi < key_buf.shape[0] and key_buf[hi] != 0):
+            return np.empty(0, np.uint64)
+        wd = np.uint64(0)
+        for j in range(hi - lo):
+            wd |= np.uint64(key_buf[lo + j]) << np.uint64(8 * j)
+        words[c] = wd
+    return words
+
+
+@njit(cache=True, inline="always")
+def _word_slot(wd, shift):
+    return (wd * GOLDEN) >> shift
+
+
+@njit(cache=True)
+def _word_table(words):
+    bits = 4
+    while (1 << bits) < 2 * words.shape[0]:
+        bits += 1
+    slot = np.full(1 << bits, -1, np.int32)
+    mask = np.uint64((1 << bits) - 1)
+    shift = np.uint64(64 - bits)
+    for c in range(words.shape[0]):
+        s = _word_slot(words[c], shift)
+        while slot[s] >= 0:  # keys are distinct names
+            s = (s + np.uint64(1)) & mask
+        slot[s] = c
+    return slot
+
+
+@kernel
+def _lookup_words_parts(buf, bounds, first, slot, words, sep, out, missing):
+    parts = bounds.shape[0] - 1
+    for t in prange(parts):
+        missing[t] = _lookup_words(buf, bounds[t], bounds[t + 1], first[t], slot, words, out)
+
+
+@njit(cache=True)
+def _lookup_words(buf, start, stop, q, slot, words, out):
+    """:func:`_lookup_span` for short keys: a name longer than 8 bytes is not a key."""
+    bits = 0
+    while (1 << bits) < slot.shape[0]:
+        bits += 1
+    mask = np.uint64(slot.shape[0] - 1)
+    shift = np.uint64(64 - bits)
+    missing = 0
+    wd = np.uint64(0)
+    n = 0
+    for i in range(start, stop):
+        b = buf[i]
+        if b != 0:
+            if n < 8:
+                wd |= np.uint64(b) << np.uint64(8 * n)
+            n += 1
+            continue
+        found = -1
+        if n <= 8:
+            s = _word_slot(wd, shift)
+            while slot[s] >= 0:
+                c = slot[s]
+                if words[c] == wd:
+                    found = c
+                    break
+                s = (s + np.uint64(1)) & mask
+        out[q] = found
+        if found < 0:
+            missing += 1
+        q += 1
+        wd = np.uint64(0)
+        n = 0
+    return missing
 
 
 @njit(cache=True, inline="always")
