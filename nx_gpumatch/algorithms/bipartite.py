@@ -98,6 +98,7 @@ def solve(
     rmatch = np.full(nr, -1, np.int32)
     cmatch = np.full(nc, -1, np.int32)
     phases = 0
+    work = None
     with cpu.threads(threads):
         if init == "cheap":
             cb.init_cheap(nc, bi.cptr, bi.crows, rmatch, cmatch)
@@ -119,9 +120,9 @@ def solve(
                 block=block or gb.BLOCK,
             )
         elif algorithm == "hopcroft_karp":
-            phases, levels = cb.hopcroft_karp(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
+            phases, levels, work = cb.hopcroft_karp(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
         else:
-            phases, levels = cb.augment_bfs(
+            phases, levels, work = cb.augment_bfs(
                 nr, nc, bi.cptr, bi.crows, rmatch, cmatch, algorithm == "apfb", bool(wr)
             )
         if engine == "gpu":
@@ -134,6 +135,8 @@ def solve(
         raise RuntimeError("internal error: the matching failed its optimality proof")
     if stats is not None:
         stats.update(engine=engine, algorithm=algorithm, phases=int(phases), initial=initial)
+        if work is not None:  # CPU engine: edges its searches scanned, the final one included
+            stats["work"] = int(work)
     return rmatch, cmatch, row_cover, col_cover
 
 

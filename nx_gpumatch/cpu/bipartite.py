@@ -167,12 +167,14 @@ def init_karp_sipser(nrows, ncols, cptr, crows, rptr, rcols, rmatch, cmatch):
 # ------------------------------------------------------------ parallel BFS
 @njit(cache=True)
 def _expand(c, level, cptr, crows, rmatch, dist, nxt, count, found):
+    """Put the unseen mates of c's rows on the next level; returns the edges scanned."""
     for k in range(cptr[c], cptr[c + 1]):
         c2 = rmatch[crows[k]]
         if c2 < 0:
             found[0] = 1
         elif dist[c2] == UNSEEN and cas(dist, c2, UNSEEN, level + 1) == UNSEEN:
             nxt[atomic_add(count, 0, 1)] = c2
+    return cptr[c + 1] - cptr[c]
 
 
 # A level with fewer columns than this is expanded on one thread: starting the
@@ -182,12 +184,15 @@ SMALL_LEVEL = 4096
 
 @njit(cache=True, parallel=True)
 def _expand_level(front, nfront, level, cptr, crows, rmatch, dist, nxt, count, found):
+    """Expand one level; returns the edges scanned."""
+    work = 0
     if nfront < SMALL_LEVEL:
         for i in range(nfront):
-            _expand(front[i], level, cptr, crows, rmatch, dist, nxt, count, found)
-        return
+            work += _expand(front[i], level, cptr, crows, rmatch, dist, nxt, count, found)
+        return work
     for i in prange(nfront):
-        _expand(front[np.int64(i)], level, cptr, crows, rmatch, dist, nxt, count, found)
+        work += _expand(front[np.int64(i)], level, cptr, crows, rmatch, dist, nxt, count, found)
+    return work
 
 
 @njit(cache=True, parallel=True)
@@ -207,17 +212,19 @@ def _start(ncols, cmatch, dist, front):
 def alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, stop_at_free):
     """Layers of the alternating BFS from all free columns (level-synchronous,
     each level on all threads). dist[c] = level of column c (UNSEEN if not
-    reached). Returns the level whose expansion met a free row (the length, in
-    columns, of the shortest augmenting paths), or -1. With ``stop_at_free``
-    the search ends at that level; otherwise it runs to the end."""
+    reached). Returns (hit, work): hit is the level whose expansion met a free
+    row (the length, in columns, of the shortest augmenting paths), or -1;
+    work is the number of edges scanned. With ``stop_at_free`` the search ends
+    at that level; otherwise it runs to the end."""
     count = np.zeros(1, np.int64)
     found = np.zeros(1, np.int64)
     nfront = _start(ncols, cmatch, dist, front)
     level = 0
     hit = -1
+    work = 0
     while nfront > 0:
         count[0] = 0
-        _expand_level(front, nfront, level, cptr, crows, rmatch, dist, nxt, count, found)
+        work += _expand_level(front, nfront, level, cptr, crows, rmatch, dist, nxt, count, found)
         if found[0] and hit < 0:
             hit = level
             if stop_at_free:
@@ -225,7 +232,7 @@ def alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, stop_a
         front, nxt = nxt, front
         nfront = count[0]
         level += 1
-    return hit
+    return hit, work
 
 
 # ----------------------------------------------------------- Hopcroft-Karp
@@ -233,10 +240,12 @@ def alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, stop_a
 def _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via):
     """Augment along a maximal set of vertex-disjoint shortest augmenting paths,
     walking only layer to layer (dist + 1). ``it`` keeps each column's scan
-    position, so the phase is O(m); a column with no way down is retired."""
+    position, so the phase is O(m); a column with no way down is retired.
+    Returns (augmented, edges scanned)."""
     for c in range(ncols):
         it[c] = cptr[c]
     augmented = 0
+    work = 0
     for c0 in range(ncols):
         if cmatch[c0] >= 0 or dist[c0] != 0:
             continue
@@ -250,6 +259,7 @@ def _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via):
             while it[c] < cptr[c + 1]:
                 r = crows[it[c]]
                 it[c] += 1
+                work += 1
                 c2 = rmatch[r]
                 if c2 < 0:
                     if d == limit:
@@ -271,20 +281,24 @@ def _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via):
             if not moved:
                 dist[c] = UNSEEN
                 top -= 1
-    return augmented
+    return augmented, work
 
 
 @njit(cache=True)
-def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via):
-    """One pass of plain DFS augmentation (no layers) from every free column:
-    each row is entered at most once per pass, so the pass is O(m). It finds
-    long augmenting paths that shortest-path phases would take one per phase
-    (deep layered inputs), and keeps Hopcroft-Karp's bound: phases still
-    start with the shortest paths."""
+def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, stamp, it, stack, via, budget):
+    """Plain DFS augmentation (no layers) from the free columns, each row
+    entered at most once (``seen[r] == stamp``), stopping once ``budget`` edges
+    are scanned. It finds long augmenting paths that shortest-path phases would
+    take one per phase (deep layered inputs). Unbounded, a pass costs O(m)
+    whenever a free column cannot be matched (its search exhausts everything it
+    reaches), and a random graph from a cheap start then spends nearly all its
+    time here over dozens of phases; with the phase's own work as budget it at
+    most doubles a Hopcroft-Karp phase, keeping the O(m sqrt(n)) bound.
+    Returns (augmented, edges scanned)."""
     for c in range(ncols):
         it[c] = cptr[c]
-    seen[:] = False
     augmented = 0
+    work = 0
     for c0 in range(ncols):
         if cmatch[c0] >= 0:
             continue
@@ -295,11 +309,14 @@ def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via):
             moved = False
             done = False
             while it[c] < cptr[c + 1]:
+                if work >= budget:  # no path is half flipped: stopping leaves a matching
+                    return augmented, work
                 r = crows[it[c]]
                 it[c] += 1
-                if seen[r]:
+                work += 1
+                if seen[r] == stamp:
                     continue
-                seen[r] = True
+                seen[r] = stamp
                 via[top] = r
                 if rmatch[r] < 0:
                     done = True
@@ -316,28 +333,44 @@ def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via):
                 break
             if not moved:
                 top -= 1
-    return augmented
+    return augmented, work
+
+
+# Shortest augmenting paths of at least this many columns make a phase deep:
+# only then does a plain DFS pass follow it. After short phases the pass only
+# breaks Hopcroft-Karp's rule that path lengths grow from phase to phase (its
+# paths create new short ones): a random graph from a cheap start took 80
+# phases with it, 9 without.
+DEEP_PHASE = 16
 
 
 @njit(cache=True)
 def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
-    """Hopcroft-Karp from the given matching (in place). Returns (phases, dist):
-    dist < UNSEEN marks the columns the final, fruitless search reached."""
+    """Hopcroft-Karp from the given matching (in place). Returns (phases, dist,
+    work): dist < UNSEEN marks the columns the final, fruitless search reached;
+    work counts the edges scanned by all searches (the cover's search included)."""
     dist = np.empty(ncols, np.int32)
     front = np.empty(ncols, np.int32)
     nxt = np.empty(ncols, np.int32)
     it = np.empty(ncols, np.int64)
     stack = np.empty(ncols + 1, np.int32)
     via = np.empty(ncols + 1, np.int32)
-    seen = np.empty(nrows, np.bool_)
+    seen = np.zeros(nrows, np.int32)
     phases = 0
+    work = 0
     while True:
-        limit = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, True)
+        limit, w = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, True)
+        work += w
         if limit < 0:  # this search ran to its end: dist marks the columns it reached
-            return phases, dist
+            return phases, dist, work
         phases += 1
-        _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via)
-        _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via)
+        _, w2 = _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via)
+        work += w2
+        if limit >= DEEP_PHASE:
+            _, w3 = _dfs_any(
+                ncols, cptr, crows, rmatch, cmatch, seen, phases, it, stack, via, w + w2
+            )
+            work += w3
 
 
 # ------------------------------------------------------------- APFB / APsB
@@ -345,9 +378,10 @@ def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
 def _ap_expand(
     c, level, cptr, crows, rmatch, level_of, parent, root, pred, found, nxt, count, ends, nends, wr
 ):
+    """Grow c's tree by one level; returns the edges scanned."""
     rt = root[c]
     if wr and found[rt]:
-        return
+        return 0
     for k in range(cptr[c], cptr[c + 1]):
         r = crows[k]
         c2 = rmatch[r]
@@ -361,7 +395,8 @@ def _ap_expand(
             found[rt] = 1
             ends[atomic_add(nends, 0, 1)] = r
             if wr:
-                return
+                return k + 1 - cptr[c]
+    return cptr[c + 1] - cptr[c]
 
 
 @njit(cache=True, parallel=True)
@@ -383,18 +418,20 @@ def _ap_level(
     nends,
     wr,
 ):
+    work = 0
     if nfront < SMALL_LEVEL:
         for i in range(nfront):
-            _ap_expand(
+            work += _ap_expand(
                 front[i], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
                 nxt, count, ends, nends, wr,
             )  # fmt: skip
-        return
+        return work
     for i in prange(nfront):
-        _ap_expand(
+        work += _ap_expand(
             front[np.int64(i)], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
             nxt, count, ends, nends, wr,
         )  # fmt: skip
+    return work
 
 
 @njit(cache=True)
@@ -435,7 +472,7 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
     """APFB (``full``: the BFS runs to its end) or APsB (it stops at the first
     level that meets a free row), with GPUBFS-WR's early exit (``wr``): a tree
     that found a path stops growing. One path per tree is flipped per phase.
-    Returns (phases, levels) as :func:`hopcroft_karp` returns (phases, dist)."""
+    Returns (phases, levels, work) as :func:`hopcroft_karp` does."""
     level_of = np.empty(ncols, np.int32)
     parent = np.empty(ncols, np.int32)
     root = np.empty(ncols, np.int32)
@@ -448,6 +485,7 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
     count = np.zeros(1, np.int64)
     nends = np.zeros(1, np.int64)
     phases = 0
+    work = 0
     while True:
         nfront = 0
         for c in range(ncols):
@@ -466,7 +504,7 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
         level = 0
         while nfront > 0:
             count[0] = 0
-            _ap_level(
+            work += _ap_level(
                 front,
                 nfront,
                 level,
@@ -490,7 +528,7 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
             nfront = count[0]
             level += 1
         if nends[0] == 0:  # the search ran to its end: level_of marks what it reached
-            return phases, level_of
+            return phases, level_of, work
         phases += 1
         _alternate_all(ends, nends[0], rmatch, cmatch, parent, root, pred, owner)
         _fix_ends(ends, nends[0], rmatch)
@@ -521,7 +559,7 @@ def konig_cover(nrows, ncols, cptr, crows, rmatch, cmatch):
     dist = np.empty(ncols, np.int32)
     front = np.empty(ncols, np.int32)
     nxt = np.empty(ncols, np.int32)
-    hit = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, False)
+    hit, _ = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, False)
     row_cover, col_cover = cover_from_levels(nrows, rmatch, dist)
     return row_cover, col_cover, hit < 0
 
