@@ -95,6 +95,19 @@ def test_hopcroft_karp_work_stays_bounded(init):
     assert stats["work"] <= 13 * bi.num_edges
 
 
+@pytest.mark.parametrize("limit", [0, 1, 3])
+def test_auto_hands_over_to_hopcroft_karp(limit, monkeypatch, nthreads):
+    # after `limit` APFB phases Hopcroft-Karp finishes from the same matching
+    monkeypatch.setattr(bp, "AUTO_APFB_PHASES", limit)
+    A = bipartite_graph("layered", 2_000, seed=1)
+    want = int((scipy_mbm(A) >= 0).sum())
+    assert solve_checked(A, init="none") == want
+    bi, _ = bp.Biadjacency.from_scipy(A)
+    stats = {}
+    bp.solve(bi, init="none", device="cpu", stats=stats)
+    assert stats["algorithm"] == "auto" and stats["phases"] > limit
+
+
 def test_perm_types_as_scipy():
     A = sp.csr_array(np.array([[1, 1, 0], [1, 0, 0]]))
     row = gm.maximum_bipartite_matching(A, "row")

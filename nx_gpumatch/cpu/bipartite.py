@@ -468,11 +468,13 @@ def _fix_ends(ends, nends, rmatch):
 
 
 @njit(cache=True)
-def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
+def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr, max_phases=-1):
     """APFB (``full``: the BFS runs to its end) or APsB (it stops at the first
     level that meets a free row), with GPUBFS-WR's early exit (``wr``): a tree
     that found a path stops growing. One path per tree is flipped per phase.
-    Returns (phases, levels, work) as :func:`hopcroft_karp` does."""
+    Returns (phases, levels, work, done) with (phases, levels, work) as
+    :func:`hopcroft_karp`'s; after ``max_phases`` (>= 0) phases that augmented
+    it stops with done False (levels then prove nothing)."""
     level_of = np.empty(ncols, np.int32)
     parent = np.empty(ncols, np.int32)
     root = np.empty(ncols, np.int32)
@@ -528,7 +530,9 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
             nfront = count[0]
             level += 1
         if nends[0] == 0:  # the search ran to its end: level_of marks what it reached
-            return phases, level_of, work
+            return phases, level_of, work, True
+        if phases == max_phases:
+            return phases, level_of, work, False
         phases += 1
         _alternate_all(ends, nends[0], rmatch, cmatch, parent, root, pred, owner)
         _fix_ends(ends, nends[0], rmatch)
