@@ -21,7 +21,7 @@ claims a vertex); its cardinality never does.
 import numpy as np
 from numba import njit, prange
 
-from nx_gpumatch.cpu.atomics import atomic_add, cas
+from nx_gpumatch.cpu.atomics import atomic_add, atomic_store, cas
 
 UNSEEN = np.int32(0x7FFFFFFF)  # BFS level of a column not reached
 ENDPOINT = np.int32(-2)  # rmatch of a free row claimed as the end of a path
@@ -61,35 +61,121 @@ def init_cheap(ncols, cptr, crows, rmatch, cmatch):
                 break
 
 
+BUSY = np.int32(-3)  # mate of a vertex being claimed: taken, for every other thread
+KS_STACK = 1 << 15  # a thread's own stack of degree-one vertices; beyond it, the shared queue
+
+
 @njit(cache=True)
-def _ks_match(c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail):
-    """Match (c, r); their free neighbours lose a degree and join the queue at 1.
-    Queue entries are columns as c and rows as ~r."""
-    cmatch[c] = r
-    rmatch[r] = c
+def _claim_col(c, cptr, crows, rmatch, cmatch):
+    """Match free column c with the first row of its list still free; the row
+    (or -1). Column first, then row, each by CAS: two threads never share one."""
+    if cmatch[c] != -1 or cas(cmatch, c, -1, BUSY) != -1:
+        return -1
+    for k in range(cptr[c], cptr[c + 1]):
+        r = crows[k]
+        if rmatch[r] == -1 and cas(rmatch, r, -1, c) == -1:
+            atomic_store(cmatch, c, r)
+            return r
+    atomic_store(cmatch, c, -1)
+    return -1
+
+
+@njit(cache=True)
+def _claim_row(r, rptr, rcols, rmatch, cmatch):
+    """:func:`_claim_col` with the sides exchanged; the column (or -1)."""
+    if rmatch[r] != -1 or cas(rmatch, r, -1, BUSY) != -1:
+        return -1
     for k in range(rptr[r], rptr[r + 1]):
-        c2 = rcols[k]
-        if cmatch[c2] < 0:
-            cdeg[c2] -= 1
-            if cdeg[c2] == 1:
-                queue[tail] = c2
-                tail += 1
+        c = rcols[k]
+        if cmatch[c] == -1 and cas(cmatch, c, -1, r) == -1:
+            atomic_store(rmatch, r, c)
+            return c
+    atomic_store(rmatch, r, -1)
+    return -1
+
+
+@njit(cache=True)
+def _push(v, stack, top, queue, tail):
+    if top < stack.shape[0]:
+        stack[top] = v
+        return top + 1
+    queue[atomic_add(tail, 0, 1)] = v
+    return top
+
+
+@njit(cache=True)
+def _ks_matched(
+    c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, stack, top, queue, tail
+):
+    """(c, r) were just matched: their free neighbours lose a degree; those
+    left with one (the thread whose decrement made it one, exactly once) go on
+    the stack. Entries are columns as c and rows as ~r."""
     for k in range(cptr[c], cptr[c + 1]):
         r2 = crows[k]
-        if rmatch[r2] < 0:
-            rdeg[r2] -= 1
-            if rdeg[r2] == 1:
-                queue[tail] = ~r2
-                tail += 1
-    return tail
+        if rmatch[r2] == -1 and atomic_add(rdeg, r2, -1) == 2:
+            top = _push(~np.int64(r2), stack, top, queue, tail)
+    for k in range(rptr[r], rptr[r + 1]):
+        c2 = rcols[k]
+        if cmatch[c2] == -1 and atomic_add(cdeg, c2, -1) == 2:
+            top = _push(np.int64(c2), stack, top, queue, tail)
+    return top
+
+
+@njit(cache=True)
+def _ks_chunk(
+    lo, hi, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
+):
+    """Match items[lo:hi] (greedy: the columns lo..hi-1), each followed at once,
+    as in the sequential method, by the degree-one vertices its match creates."""
+    stack = np.empty(KS_STACK, np.int64)
+    for i in range(lo, hi):
+        if greedy:
+            if cmatch[i] != -1 or cdeg[i] <= 0:
+                continue
+            top = _push(np.int64(i), stack, 0, queue, tail)
+        else:
+            top = _push(items[i], stack, 0, queue, tail)
+        while top > 0:
+            top -= 1
+            v = stack[top]
+            if v >= 0:
+                c = v
+                r = _claim_col(c, cptr, crows, rmatch, cmatch)
+                if r < 0:
+                    continue
+            else:
+                r = ~v
+                c = _claim_row(r, rptr, rcols, rmatch, cmatch)
+                if c < 0:
+                    continue
+            top = _ks_matched(
+                c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, stack, top, queue, tail
+            )
+
+
+@njit(cache=True, parallel=True)
+def _ks_round(n, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail):
+    chunks = max(1, min(n // 2048, 4096))
+    for j in prange(chunks):
+        lo = np.int64(j) * n // chunks
+        hi = (np.int64(j) + 1) * n // chunks
+        _ks_chunk(
+            lo, hi, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
+        )
 
 
 @njit(cache=True)
 def init_karp_sipser(nrows, ncols, cptr, crows, rptr, rcols, rmatch, cmatch):
     """Karp-Sipser: match a vertex of degree one (in the graph of free vertices)
-    with its only neighbour while there is one, else the next free column with
-    its first free row. Degree-one choices are always part of some maximum
-    matching, which leaves the augmenting phase little to do. O(m)."""
+    with its only neighbour while there is one, else a free column with its
+    first free row. Degree-one choices are always part of some maximum
+    matching, which leaves the augmenting phase little to do. O(m).
+
+    Parallel in the manner of Azad et al. (IPDPS 2012): the vertices of degree
+    one, then all columns, are split among the threads; each match claims its
+    two vertices by CAS, and the degree-one vertices it creates are matched by
+    the same thread before its next choice. Which pairs are chosen depends on
+    the thread count (the augmenting phase's cardinality does not)."""
     # From an empty matching the degrees are the list lengths: no pass over the edges.
     empty = True
     for c in range(ncols):
@@ -111,57 +197,36 @@ def init_karp_sipser(nrows, ncols, cptr, crows, rptr, rcols, rmatch, cmatch):
                 for k in range(rptr[r], rptr[r + 1]):
                     if cmatch[rcols[k]] < 0:
                         rdeg[r] += 1
-    # every vertex enters at most twice: once at the start, once when its degree drops to 1
-    queue = np.empty(2 * (nrows + ncols) + 1, np.int64)
-    tail = 0
+    # a vertex is queued at most once: at the start or when its degree drops to 1
+    queue = np.empty(nrows + ncols + 1, np.int64)
+    tail = np.zeros(1, np.int64)
     for c in range(ncols):
         if cmatch[c] < 0 and cdeg[c] == 1:
-            queue[tail] = c
-            tail += 1
+            queue[tail[0]] = c
+            tail[0] += 1
     for r in range(nrows):
         if rmatch[r] < 0 and rdeg[r] == 1:
-            queue[tail] = ~r
-            tail += 1
+            queue[tail[0]] = ~np.int64(r)
+            tail[0] += 1
     head = 0
-    next_col = 0
+    greedy_done = False
     while True:
-        while head < tail:
-            v = queue[head]
-            head += 1
-            if v >= 0:
-                if cmatch[v] >= 0 or cdeg[v] <= 0:
-                    continue
-                for k in range(cptr[v], cptr[v + 1]):
-                    r = crows[k]
-                    if rmatch[r] < 0:
-                        tail = _ks_match(
-                            v, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
-                        )
-                        break
-            else:
-                r = ~v
-                if rmatch[r] >= 0 or rdeg[r] <= 0:
-                    continue
-                for k in range(rptr[r], rptr[r + 1]):
-                    c = rcols[k]
-                    if cmatch[c] < 0:
-                        tail = _ks_match(
-                            c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
-                        )
-                        break
-        # no vertex of degree one: match the next free column that has a free row
-        while next_col < ncols and (cmatch[next_col] >= 0 or cdeg[next_col] <= 0):
-            next_col += 1
-        if next_col == ncols:
+        end = tail[0]
+        if end > head:  # degree-one vertices first; matching them may queue more
+            items = queue[head:end]
+            _ks_round(
+                end - head, False, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg,
+                queue, tail,
+            )  # fmt: skip
+            head = end
+        elif greedy_done:
             return
-        c = next_col
-        for k in range(cptr[c], cptr[c + 1]):
-            r = crows[k]
-            if rmatch[r] < 0:
-                tail = _ks_match(
-                    c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
-                )
-                break
+        else:  # one pass over the columns: a column left free then has no free row
+            _ks_round(
+                ncols, True, queue, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg,
+                queue, tail,
+            )  # fmt: skip
+            greedy_done = True
 
 
 # ------------------------------------------------------------ parallel BFS
