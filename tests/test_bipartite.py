@@ -108,6 +108,32 @@ def test_auto_hands_over_to_hopcroft_karp(limit, monkeypatch, nthreads):
     assert stats["algorithm"] == "auto" and stats["phases"] > limit
 
 
+@pytest.mark.parametrize("kind", ["rmat", "random", "empty_sides", "hub"])
+def test_transpose_and_karp_sipser(kind, nthreads):
+    from nx_gpumatch.cpu import bipartite as cb
+
+    A = bipartite_graph(kind, 5_000, seed=2).tocsc()
+    bi, _ = bp.Biadjacency.from_scipy(A)
+    nr, nc = bi.nrows, bi.ncols
+    rptr, rcols = cb.transpose(nr, nc, bi.cptr, bi.crows)
+    B = A.tocsr()
+    B.sort_indices()
+    assert np.array_equal(rptr, B.indptr) and np.array_equal(rcols, B.indices)
+    rmatch = np.full(nr, -1, np.int32)
+    cmatch = np.full(nc, -1, np.int32)
+    cb.init_karp_sipser(nr, nc, bi.cptr, bi.crows, rptr, rcols, rmatch, cmatch)
+    assert rmatch.min() >= -1 and cmatch.min() >= -1  # no claim left half done
+    cols = np.flatnonzero(cmatch >= 0)
+    assert np.array_equal(rmatch[cmatch[cols]], cols)  # one matching, both directions
+    assert np.isin(
+        cmatch[cols].astype(np.int64) * nc + cols, B.tocoo().row * nc + B.tocoo().col
+    ).all()
+    if nthreads == 1:  # no claim can fail: a column left free has no free row
+        free_c = cmatch < 0
+        lens = np.diff(bi.cptr)
+        assert not np.any(np.repeat(free_c, lens) & (rmatch[bi.crows] < 0))
+
+
 def test_perm_types_as_scipy():
     A = sp.csr_array(np.array([[1, 1, 0], [1, 0, 0]]))
     row = gm.maximum_bipartite_matching(A, "row")

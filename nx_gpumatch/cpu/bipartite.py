@@ -28,21 +28,49 @@ ENDPOINT = np.int32(-2)  # rmatch of a free row claimed as the end of a path
 
 
 # ------------------------------------------------------------ preprocessing
-@njit(cache=True)
+# Column ranges the transpose splits the edges into, whatever the thread count:
+# each range counts and places its own edges, so the result never depends on it.
+TRANSPOSE_PARTS = 4
+
+
+@njit(cache=True, parallel=True)
 def transpose(nrows, ncols, cptr, crows):
-    """CSR by row (rptr, rcols) of the same graph: a counting sort."""
+    """CSR by row (rptr, rcols) of the same graph, each row's columns in
+    increasing order: a counting sort, with TRANSPOSE_PARTS column ranges
+    counted and placed in parallel."""
+    parts = TRANSPOSE_PARTS
+    m = crows.shape[0]
+    # column ranges of about m / parts edges each
+    bounds = np.searchsorted(cptr, np.arange(parts + 1) * (m // parts), side="left")
+    bounds[0] = 0
+    bounds[parts] = ncols
+    for k in range(1, parts):
+        bounds[k] = min(max(bounds[k], bounds[k - 1]), ncols)
+    cnt = np.zeros((parts, nrows), np.int64)
+    for k in prange(parts):
+        for e in range(cptr[bounds[k]], cptr[bounds[k + 1]]):
+            cnt[k, crows[e]] += 1
     rptr = np.zeros(nrows + 1, np.int64)
-    for k in range(crows.shape[0]):
-        rptr[crows[k] + 1] += 1
+    for r in prange(nrows):
+        t = 0
+        for k in range(parts):
+            t += cnt[k, r]
+        rptr[r + 1] = t
     for r in range(nrows):
         rptr[r + 1] += rptr[r]
-    fill = rptr[:-1].copy()
-    rcols = np.empty(crows.shape[0], np.int32)
-    for c in range(ncols):
-        for k in range(cptr[c], cptr[c + 1]):
-            r = crows[k]
-            rcols[fill[r]] = c
-            fill[r] += 1
+    for r in prange(nrows):  # cnt becomes each range's first slot in row r
+        off = rptr[r]
+        for k in range(parts):
+            t = cnt[k, r]
+            cnt[k, r] = off
+            off += t
+    rcols = np.empty(m, np.int32)
+    for k in prange(parts):
+        for c in range(bounds[k], bounds[k + 1]):
+            for e in range(cptr[c], cptr[c + 1]):
+                r = crows[e]
+                rcols[cnt[k, r]] = c
+                cnt[k, r] += 1
     return rptr, rcols
 
 
