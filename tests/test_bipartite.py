@@ -105,7 +105,7 @@ def test_auto_hands_over_to_hopcroft_karp(limit, monkeypatch, nthreads):
     bi, _ = bp.Biadjacency.from_scipy(A)
     stats = {}
     bp.solve(bi, init="none", device="cpu", stats=stats)
-    assert stats["algorithm"] == "auto" and stats["phases"] > limit
+    assert stats["algorithm"] == "auto" and stats["phases"] >= limit
 
 
 @pytest.mark.parametrize("kind", ["rmat", "random", "empty_sides", "hub"])

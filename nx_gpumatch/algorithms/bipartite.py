@@ -17,8 +17,8 @@ ALGORITHMS = ("auto", "hopcroft_karp", "apfb", "apsb")
 # O(m sqrt(n)) bound covers what is left whatever the input's shape. After a
 # Karp-Sipser start APFB scanned the fewest edges in the fewest phases on the
 # random, R-MAT, hub and component generators (often one phase and the final
-# search); on deep layered inputs it needs many phases, and Hopcroft-Karp
-# takes over.
+# search); on deep layered inputs a phase finds few paths, and Hopcroft-Karp
+# takes over after the first such phase (cpu.bipartite.SLOW_PHASE).
 AUTO_APFB_PHASES = 8
 INITS = ("karp_sipser", "cheap", "none")
 LAYOUTS = ("ct", "mt")

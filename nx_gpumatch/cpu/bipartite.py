@@ -450,6 +450,7 @@ def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
     via = np.empty(ncols + 1, np.int32)
     seen = np.zeros(nrows, np.int32)
     phases = 0
+    passes = 0
     work = 0
     while True:
         limit, w = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, True)
@@ -459,11 +460,17 @@ def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
         phases += 1
         _, w2 = _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via)
         work += w2
-        if limit >= DEEP_PHASE:
-            _, w3 = _dfs_any(
-                ncols, cptr, crows, rmatch, cmatch, seen, phases, it, stack, via, w + w2
-            )
-            work += w3
+        if limit >= DEEP_PHASE:  # passes while they find paths, within the phase's work
+            budget = w + w2
+            while budget > 0:
+                passes += 1
+                got, w3 = _dfs_any(
+                    ncols, cptr, crows, rmatch, cmatch, seen, passes, it, stack, via, budget
+                )
+                work += w3
+                budget -= w3
+                if got == 0:
+                    break
 
 
 # ------------------------------------------------------------- APFB / APsB
@@ -560,14 +567,19 @@ def _fix_ends(ends, nends, rmatch):
             rmatch[r] = -1
 
 
+SLOW_PHASE = 8
+
+
 @njit(cache=True)
 def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr, max_phases=-1):
     """APFB (``full``: the BFS runs to its end) or APsB (it stops at the first
     level that meets a free row), with GPUBFS-WR's early exit (``wr``): a tree
     that found a path stops growing. One path per tree is flipped per phase.
     Returns (phases, levels, work, done) with (phases, levels, work) as
-    :func:`hopcroft_karp`'s; after ``max_phases`` (>= 0) phases that augmented
-    it stops with done False (levels then prove nothing)."""
+    :func:`hopcroft_karp`'s. With ``max_phases`` >= 0 it stops with done False
+    (levels then prove nothing) after that many phases, or after a phase that
+    matched fewer than 1/SLOW_PHASE of the free columns: few long paths per
+    phase (deep layered inputs) are Hopcroft-Karp's work."""
     level_of = np.empty(ncols, np.int32)
     parent = np.empty(ncols, np.int32)
     root = np.empty(ncols, np.int32)
@@ -581,6 +593,7 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr, max_phases=
     nends = np.zeros(1, np.int64)
     phases = 0
     work = 0
+    free_before = -1
     while True:
         nfront = 0
         for c in range(ncols):
@@ -595,6 +608,12 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr, max_phases=
             else:
                 level_of[c] = UNSEEN
                 root[c] = -1
+        if max_phases >= 0 and (
+            phases >= max_phases
+            or (phases > 0 and (free_before - nfront) * SLOW_PHASE < free_before)
+        ):
+            return phases, level_of, work, False
+        free_before = nfront
         nends[0] = 0
         level = 0
         while nfront > 0:
@@ -624,8 +643,6 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr, max_phases=
             level += 1
         if nends[0] == 0:  # the search ran to its end: level_of marks what it reached
             return phases, level_of, work, True
-        if phases == max_phases:
-            return phases, level_of, work, False
         phases += 1
         _alternate_all(ends, nends[0], rmatch, cmatch, parent, root, pred, owner)
         _fix_ends(ends, nends[0], rmatch)
