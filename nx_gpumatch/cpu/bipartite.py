@@ -90,7 +90,7 @@ def init_cheap(ncols, cptr, crows, rmatch, cmatch):
 
 
 BUSY = np.int32(-3)  # mate of a vertex being claimed: taken, for every other thread
-KS_STACK = 1 << 15  # a thread's own stack of degree-one vertices; beyond it, the shared queue
+KS_STACK = 1 << 15  # a thread's own list of degree-one vertices; beyond it, the shared queue
 
 
 @njit(cache=True)
@@ -123,30 +123,28 @@ def _claim_row(r, rptr, rcols, rmatch, cmatch):
 
 
 @njit(cache=True)
-def _push(v, stack, top, queue, tail):
-    if top < stack.shape[0]:
-        stack[top] = v
-        return top + 1
+def _push(v, fifo, end, queue, tail):
+    if end < fifo.shape[0]:
+        fifo[end] = v
+        return end + 1
     queue[atomic_add(tail, 0, 1)] = v
-    return top
+    return end
 
 
 @njit(cache=True)
-def _ks_matched(
-    c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, stack, top, queue, tail
-):
+def _ks_matched(c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, fifo, end, queue, tail):
     """(c, r) were just matched: their free neighbours lose a degree; those
-    left with one (the thread whose decrement made it one, exactly once) go on
-    the stack. Entries are columns as c and rows as ~r."""
+    left with one (the thread whose decrement made it one, exactly once) join
+    the thread's list. Entries are columns as c and rows as ~r."""
     for k in range(cptr[c], cptr[c + 1]):
         r2 = crows[k]
         if rmatch[r2] == -1 and atomic_add(rdeg, r2, -1) == 2:
-            top = _push(~np.int64(r2), stack, top, queue, tail)
+            end = _push(~np.int64(r2), fifo, end, queue, tail)
     for k in range(rptr[r], rptr[r + 1]):
         c2 = rcols[k]
         if cmatch[c2] == -1 and atomic_add(cdeg, c2, -1) == 2:
-            top = _push(np.int64(c2), stack, top, queue, tail)
-    return top
+            end = _push(np.int64(c2), fifo, end, queue, tail)
+    return end
 
 
 @njit(cache=True)
@@ -154,18 +152,20 @@ def _ks_chunk(
     lo, hi, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
 ):
     """Match items[lo:hi] (greedy: the columns lo..hi-1), each followed at once,
-    as in the sequential method, by the degree-one vertices its match creates."""
-    stack = np.empty(KS_STACK, np.int64)
+    as in the sequential method, by the degree-one vertices its match creates
+    (first in, first out: one thread repeats the sequential method's choices)."""
+    fifo = np.empty(KS_STACK, np.int64)
     for i in range(lo, hi):
         if greedy:
             if cmatch[i] != -1 or cdeg[i] <= 0:
                 continue
-            top = _push(np.int64(i), stack, 0, queue, tail)
+            end = _push(np.int64(i), fifo, 0, queue, tail)
         else:
-            top = _push(items[i], stack, 0, queue, tail)
-        while top > 0:
-            top -= 1
-            v = stack[top]
+            end = _push(items[i], fifo, 0, queue, tail)
+        head = 0
+        while head < end:
+            v = fifo[head]
+            head += 1
             if v >= 0:
                 c = v
                 r = _claim_col(c, cptr, crows, rmatch, cmatch)
@@ -176,8 +176,8 @@ def _ks_chunk(
                 c = _claim_row(r, rptr, rcols, rmatch, cmatch)
                 if c < 0:
                     continue
-            top = _ks_matched(
-                c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, stack, top, queue, tail
+            end = _ks_matched(
+                c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, fifo, end, queue, tail
             )
 
 
