@@ -18,7 +18,7 @@ ALGORITHMS = ("auto", "hopcroft_karp", "apfb", "apsb")
 # Karp-Sipser start APFB scanned the fewest edges in the fewest phases on the
 # random, R-MAT, hub and component generators (often one phase and the final
 # search); on deep layered inputs a phase finds few paths, and Hopcroft-Karp
-# takes over after the first such phase (cpu.bipartite.SLOW_PHASE).
+# takes over after the first phase with fewer than cpu.bipartite.SLOW_PHASE paths.
 AUTO_APFB_PHASES = 8
 INITS = ("karp_sipser", "cheap", "none")
 LAYOUTS = ("ct", "mt")

@@ -4,7 +4,9 @@ The graph is a biadjacency in CSR by column: the rows adjacent to column c are
 ``crows[cptr[c]:cptr[c + 1]]``. Searches start from free columns. Matchings are
 ``rmatch`` (row -> column) and ``cmatch`` (column -> row), int32, -1 = free.
 
-* ``init_cheap`` / ``init_karp_sipser``: initial matchings (Deveci et al. 2013).
+* ``transpose``: the CSR by row, column ranges counted and placed in parallel.
+* ``init_cheap`` / ``init_karp_sipser``: initial matchings (Deveci et al. 2013);
+  Karp-Sipser on all threads (Azad et al. 2012).
 * ``hopcroft_karp``: level-synchronous BFS from all free columns on all
   threads, then sequential DFS along the layers for a maximal set of shortest
   augmenting paths: O(m sqrt(n)) whatever the input's shape.
@@ -14,8 +16,8 @@ The graph is a biadjacency in CSR by column: the rows adjacent to column c are
   it proves the matching maximum (no free row reached) and gives a vertex
   cover of the same size (Konig's theorem).
 
-The matching found may depend on the thread count (CAS races decide which tree
-claims a vertex); its cardinality never does.
+The matching found may depend on the thread count (CAS races decide which tree,
+or which Karp-Sipser thread, claims a vertex); its cardinality never does.
 """
 
 import numpy as np
@@ -578,8 +580,9 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr, max_phases=
     Returns (phases, levels, work, done) with (phases, levels, work) as
     :func:`hopcroft_karp`'s. With ``max_phases`` >= 0 it stops with done False
     (levels then prove nothing) after that many phases, or after a phase that
-    matched fewer than 1/SLOW_PHASE of the free columns: few long paths per
-    phase (deep layered inputs) are Hopcroft-Karp's work."""
+    matched fewer than SLOW_PHASE columns: few long paths per phase (deep
+    layered inputs) are Hopcroft-Karp's work. (Not a fraction of the free
+    columns: most of them may be unmatchable, as in a random graph.)"""
     level_of = np.empty(ncols, np.int32)
     parent = np.empty(ncols, np.int32)
     root = np.empty(ncols, np.int32)
@@ -609,8 +612,7 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr, max_phases=
                 level_of[c] = UNSEEN
                 root[c] = -1
         if max_phases >= 0 and (
-            phases >= max_phases
-            or (phases > 0 and (free_before - nfront) * SLOW_PHASE < free_before)
+            phases >= max_phases or (phases > 0 and free_before - nfront < SLOW_PHASE)
         ):
             return phases, level_of, work, False
         free_before = nfront
