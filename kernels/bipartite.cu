@@ -9,9 +9,9 @@
 //
 // One phase: bp_init_levels, then bp_bfs (or bp_bfs_wr) once per level, then
 // bp_alternate and bp_fix_matching. Every kernel walks its vertices with a
-// grid-stride loop, so one launch shape gives the paper's MT layout (one thread
-// per vertex: grid * block >= n) and another its CT layout (a fixed grid, many
-// vertices per thread).
+// grid-stride loop (GRID_STRIDE of common.cuh), so one launch shape gives the
+// paper's MT layout (one thread per vertex: grid * block >= n) and another its
+// CT layout (a fixed grid, many vertices per thread).
 //
 // Unlike the paper, a column joins the search by a CAS on its level, so it has
 // exactly one parent and the root of that parent: the search is a forest, and
@@ -19,22 +19,19 @@
 // tree's root). Flipped paths are vertex-disjoint, so no write ever races and
 // FIXMATCHING only frees the endpoints whose path lost its claim.
 
-#define UNSEEN 0x7FFFFFFF
-#define ENDPOINT (-2)
+#include "common.cuh"
 
-// Values other threads write during this launch: a volatile load reads them
-// from memory each time, never from a register or a stale L1 line.
-__device__ __forceinline__ int load_i32(const int* p)
-{
-    return *(const volatile int*)p;
-}
+// The sentinels are the CPU engine's (nx_gpumatch/cpu/bipartite.py), passed as
+// -D defines by nx_gpumatch/gpu/bipartite.py, so the two never disagree.
+#if !defined(UNSEEN) || !defined(ENDPOINT)
+#error "compile with -DUNSEEN=... -DENDPOINT=... (see nx_gpumatch/gpu/bipartite.py)"
+#endif
 
 // level[c] = 0 and root[c] = c for free columns, UNSEEN / -1 for matched ones.
 extern "C" __global__ void bp_init_levels(int ncols, const int* __restrict__ cmatch, int* level,
                                           int* parent, int* root, int* found, int* owner)
 {
-    for (long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x; c < ncols;
-         c += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE(c, ncols) {
         const bool free_col = cmatch[c] < 0;
         level[c] = free_col ? 0 : UNSEEN;
         root[c] = free_col ? (int)c : -1;
@@ -54,8 +51,7 @@ __device__ __forceinline__ void bfs_level(int depth, int ncols, const long long*
                                           const int* __restrict__ crows, int* rmatch, int* level,
                                           int* parent, int* root, int* pred, int* found, int* flags)
 {
-    for (long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x; c < ncols;
-         c += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE(c, ncols) {
         if (level[c] != depth) continue;  // written by the previous launch: plain load
         const int rt = root[c];
         if (wr && load_i32(found + rt)) continue;
@@ -99,8 +95,7 @@ extern "C" __global__ void bp_alternate(int nrows, int* rmatch, int* cmatch, con
                                         const int* __restrict__ root, const int* __restrict__ pred,
                                         int* owner)
 {
-    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < nrows;
-         t += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE(t, nrows) {
         int r = (int)t;
         if (rmatch[r] != ENDPOINT) continue;  // only this row's thread changes an endpoint
         int c = pred[r];
@@ -121,8 +116,7 @@ extern "C" __global__ void bp_alternate(int nrows, int* rmatch, int* cmatch, con
 // with claimed trees it finds none).
 extern "C" __global__ void bp_fix_matching(int nrows, int* rmatch, const int* __restrict__ cmatch)
 {
-    for (long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x; r < nrows;
-         r += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE(r, nrows) {
         const int c = rmatch[r];
         if (c == ENDPOINT || (c >= 0 && cmatch[c] != (int)r)) rmatch[r] = -1;
     }

@@ -80,6 +80,60 @@ def test_big_levels_use_threads(nthreads):
         assert solve_checked(A, algorithm=algo, init="none") == want
 
 
+@pytest.mark.parametrize("init", ["cheap", "none"])
+def test_hopcroft_karp_work_stays_bounded(init):
+    # A random graph from a poor start: a DFS pass after every phase once made
+    # 21 phases and ~14 m edge scans here (and 59 phases, ~70 m scans, ~100 s at
+    # 1M x 1M), because its paths keep re-creating short ones. Hopcroft-Karp
+    # itself needs about 9 phases of about one scan of the graph each.
+    A = bipartite_graph("random", 50_000, seed=0)
+    bi, _ = bp.Biadjacency.from_scipy(A)
+    stats = {}
+    rmatch, *_ = bp.solve(bi, algorithm="hopcroft_karp", init=init, device="cpu", stats=stats)
+    assert int((rmatch >= 0).sum()) == int((scipy_mbm(A) >= 0).sum())
+    assert stats["phases"] <= 12
+    assert stats["work"] <= 13 * bi.num_edges
+
+
+@pytest.mark.parametrize("limit", [0, 1, 3])
+def test_auto_hands_over_to_hopcroft_karp(limit, monkeypatch, nthreads):
+    # after `limit` APFB phases Hopcroft-Karp finishes from the same matching
+    monkeypatch.setattr(bp, "AUTO_APFB_PHASES", limit)
+    A = bipartite_graph("layered", 2_000, seed=1)
+    want = int((scipy_mbm(A) >= 0).sum())
+    assert solve_checked(A, init="none") == want
+    bi, _ = bp.Biadjacency.from_scipy(A)
+    stats = {}
+    bp.solve(bi, init="none", device="cpu", stats=stats)
+    assert stats["algorithm"] == "auto" and stats["phases"] >= limit
+
+
+@pytest.mark.parametrize("kind", ["rmat", "random", "empty_sides", "hub"])
+def test_transpose_and_karp_sipser(kind, nthreads):
+    from nx_gpumatch.cpu import bipartite as cb
+
+    A = bipartite_graph(kind, 5_000, seed=2).tocsc()
+    bi, _ = bp.Biadjacency.from_scipy(A)
+    nr, nc = bi.nrows, bi.ncols
+    rptr, rcols = cb.transpose(nr, nc, bi.cptr, bi.crows)
+    B = A.tocsr()
+    B.sort_indices()
+    assert np.array_equal(rptr, B.indptr) and np.array_equal(rcols, B.indices)
+    rmatch = np.full(nr, -1, np.int32)
+    cmatch = np.full(nc, -1, np.int32)
+    cb.init_karp_sipser(nr, nc, bi.cptr, bi.crows, rptr, rcols, rmatch, cmatch)
+    assert rmatch.min() >= -1 and cmatch.min() >= -1  # no claim left half done
+    cols = np.flatnonzero(cmatch >= 0)
+    assert np.array_equal(rmatch[cmatch[cols]], cols)  # one matching, both directions
+    assert np.isin(
+        cmatch[cols].astype(np.int64) * nc + cols, B.tocoo().row * nc + B.tocoo().col
+    ).all()
+    if nthreads == 1:  # no claim can fail: a column left free has no free row
+        free_c = cmatch < 0
+        lens = np.diff(bi.cptr)
+        assert not np.any(np.repeat(free_c, lens) & (rmatch[bi.crows] < 0))
+
+
 def test_perm_types_as_scipy():
     A = sp.csr_array(np.array([[1, 1, 0], [1, 0, 0]]))
     row = gm.maximum_bipartite_matching(A, "row")

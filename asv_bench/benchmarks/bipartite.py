@@ -14,7 +14,7 @@ KINDS = ["random", "rmat", "layered", "long_path", "components", "hub", "empty_s
 
 
 class BipartiteMatching:
-    params = (SIZES, ["random", "rmat"], ["hopcroft_karp", "apfb", "apsb"])
+    params = (SIZES, ["random", "rmat"], ["auto", "hopcroft_karp", "apfb", "apsb"])
     param_names = ["size", "kind", "algorithm"]
     timeout = 900
 

@@ -12,7 +12,14 @@ import numpy as np
 
 from nx_gpumatch.config import resolve_device
 
-ALGORITHMS = ("hopcroft_karp", "apfb", "apsb")
+ALGORITHMS = ("auto", "hopcroft_karp", "apfb", "apsb")
+# "auto" on the CPU: at most this many APFB phases, then Hopcroft-Karp, whose
+# O(m sqrt(n)) bound covers what is left whatever the input's shape. After a
+# Karp-Sipser start APFB scanned the fewest edges in the fewest phases on the
+# random, R-MAT, hub and component generators (often one phase and the final
+# search); on deep layered inputs a phase finds few paths, and Hopcroft-Karp
+# takes over after the first phase with fewer than cpu.bipartite.SLOW_PHASE paths.
+AUTO_APFB_PHASES = 8
 INITS = ("karp_sipser", "cheap", "none")
 LAYOUTS = ("ct", "mt")
 
@@ -63,7 +70,7 @@ class Biadjacency:
 def solve(
     bi,
     *,
-    algorithm="hopcroft_karp",
+    algorithm="auto",
     init="karp_sipser",
     device=None,
     threads=None,
@@ -79,7 +86,7 @@ def solve(
     row_cover.sum() + col_cover.sum() == number of matched pairs.
     """
     if algorithm is None:
-        algorithm = "hopcroft_karp"
+        algorithm = "auto"
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
     if init not in INITS:
@@ -92,12 +99,13 @@ def solve(
     if algorithm == "hopcroft_karp" and (device == "gpu" or backend != "cupy"):
         raise ValueError("the GPU engine runs 'apfb' or 'apsb', not 'hopcroft_karp'")
     engine = resolve_device(device, bi.num_edges) if backend == "cupy" else "gpu"
-    if engine == "gpu" and algorithm == "hopcroft_karp":
-        algorithm = "apfb"  # device='auto' picked the GPU: its algorithm
+    if engine == "gpu" and algorithm in ("auto", "hopcroft_karp"):
+        algorithm = "apfb"  # the GPU's algorithm (device='auto' may have picked the GPU)
     nr, nc = bi.nrows, bi.ncols
     rmatch = np.full(nr, -1, np.int32)
     cmatch = np.full(nc, -1, np.int32)
     phases = 0
+    work = None
     with cpu.threads(threads):
         if init == "cheap":
             cb.init_cheap(nc, bi.cptr, bi.crows, rmatch, cmatch)
@@ -119,11 +127,16 @@ def solve(
                 block=block or gb.BLOCK,
             )
         elif algorithm == "hopcroft_karp":
-            phases, levels = cb.hopcroft_karp(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
+            phases, levels, work = cb.hopcroft_karp(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
         else:
-            phases, levels = cb.augment_bfs(
-                nr, nc, bi.cptr, bi.crows, rmatch, cmatch, algorithm == "apfb", bool(wr)
+            limit = AUTO_APFB_PHASES if algorithm == "auto" else -1
+            full = algorithm != "apsb"
+            phases, levels, work, done = cb.augment_bfs(
+                nr, nc, bi.cptr, bi.crows, rmatch, cmatch, full, bool(wr), limit
             )
+            if not done:
+                more, levels, w = cb.hopcroft_karp(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
+                phases, work = phases + more, work + w
         if engine == "gpu":
             row_cover, col_cover, ok = cb.konig_cover(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
         else:  # the engines' last search found nothing and ran to its end
@@ -134,6 +147,8 @@ def solve(
         raise RuntimeError("internal error: the matching failed its optimality proof")
     if stats is not None:
         stats.update(engine=engine, algorithm=algorithm, phases=int(phases), initial=initial)
+        if work is not None:  # CPU engine: edges its searches scanned, the final one included
+            stats["work"] = int(work)
     return rmatch, cmatch, row_cover, col_cover
 
 
@@ -142,7 +157,7 @@ def maximum_bipartite_matching(
     graph,
     perm_type="row",
     *,
-    algorithm="hopcroft_karp",
+    algorithm="auto",
     init="karp_sipser",
     return_cover=False,
     device=None,
@@ -165,7 +180,9 @@ def maximum_bipartite_matching(
     perm_type : "row" or "column"
         Matrix inputs: "row" gives, per column, its matched row; "column" gives,
         per row, its matched column (-1 = unmatched), as scipy.
-    algorithm : "hopcroft_karp" (CPU), "apfb" or "apsb" (Deveci et al. 2013; CPU or GPU)
+    algorithm : "auto" (the default: on the CPU a few APFB phases, then
+        Hopcroft-Karp; on the GPU "apfb"), "hopcroft_karp" (CPU), "apfb" or
+        "apsb" (Deveci et al. 2013; CPU or GPU)
     init : "karp_sipser", "cheap" or "none" (the initial matching)
     return_cover : bool
         Also return a minimum vertex cover of the same size (Konig): for matrix

@@ -33,7 +33,7 @@ def add_command(subparsers):
     g.add_argument("--source", default="source", help="CSV column of the row side")
     g.add_argument("--target", default="target", help="CSV column of the column side")
     e = p.add_argument_group("engine")
-    e.add_argument("--algorithm", "-a", choices=ALGORITHMS, default="hopcroft_karp")
+    e.add_argument("--algorithm", "-a", choices=ALGORITHMS, default="auto")
     e.add_argument("--init", choices=INITS, default="karp_sipser", help="initial matching")
     e.add_argument("--layout", choices=LAYOUTS, default="ct", help="GPU thread assignment")
     e.add_argument("--device", choices=("auto", "cpu", "gpu"), default=None)

@@ -4,7 +4,9 @@ The graph is a biadjacency in CSR by column: the rows adjacent to column c are
 ``crows[cptr[c]:cptr[c + 1]]``. Searches start from free columns. Matchings are
 ``rmatch`` (row -> column) and ``cmatch`` (column -> row), int32, -1 = free.
 
-* ``init_cheap`` / ``init_karp_sipser``: initial matchings (Deveci et al. 2013).
+* ``transpose``: the CSR by row, column ranges counted and placed in parallel.
+* ``init_cheap`` / ``init_karp_sipser``: initial matchings (Deveci et al. 2013);
+  Karp-Sipser on all threads (Azad et al. 2012).
 * ``hopcroft_karp``: level-synchronous BFS from all free columns on all
   threads, then sequential DFS along the layers for a maximal set of shortest
   augmenting paths: O(m sqrt(n)) whatever the input's shape.
@@ -14,35 +16,63 @@ The graph is a biadjacency in CSR by column: the rows adjacent to column c are
   it proves the matching maximum (no free row reached) and gives a vertex
   cover of the same size (Konig's theorem).
 
-The matching found may depend on the thread count (CAS races decide which tree
-claims a vertex); its cardinality never does.
+The matching found may depend on the thread count (CAS races decide which tree,
+or which Karp-Sipser thread, claims a vertex); its cardinality never does.
 """
 
 import numpy as np
 from numba import njit, prange
 
-from nx_gpumatch.cpu.atomics import atomic_add, cas
+from nx_gpumatch.cpu.atomics import atomic_add, atomic_store, cas
 
 UNSEEN = np.int32(0x7FFFFFFF)  # BFS level of a column not reached
 ENDPOINT = np.int32(-2)  # rmatch of a free row claimed as the end of a path
 
 
 # ------------------------------------------------------------ preprocessing
-@njit(cache=True)
+# Column ranges the transpose splits the edges into, whatever the thread count:
+# each range counts and places its own edges, so the result never depends on it.
+TRANSPOSE_PARTS = 4
+
+
+@njit(cache=True, parallel=True)
 def transpose(nrows, ncols, cptr, crows):
-    """CSR by row (rptr, rcols) of the same graph: a counting sort."""
+    """CSR by row (rptr, rcols) of the same graph, each row's columns in
+    increasing order: a counting sort, with TRANSPOSE_PARTS column ranges
+    counted and placed in parallel."""
+    parts = TRANSPOSE_PARTS
+    m = crows.shape[0]
+    # column ranges of about m / parts edges each
+    bounds = np.searchsorted(cptr, np.arange(parts + 1) * (m // parts), side="left")
+    bounds[0] = 0
+    bounds[parts] = ncols
+    for k in range(1, parts):
+        bounds[k] = min(max(bounds[k], bounds[k - 1]), ncols)
+    cnt = np.zeros((parts, nrows), np.int64)
+    for k in prange(parts):
+        for e in range(cptr[bounds[k]], cptr[bounds[k + 1]]):
+            cnt[k, crows[e]] += 1
     rptr = np.zeros(nrows + 1, np.int64)
-    for k in range(crows.shape[0]):
-        rptr[crows[k] + 1] += 1
+    for r in prange(nrows):
+        t = 0
+        for k in range(parts):
+            t += cnt[k, r]
+        rptr[r + 1] = t
     for r in range(nrows):
         rptr[r + 1] += rptr[r]
-    fill = rptr[:-1].copy()
-    rcols = np.empty(crows.shape[0], np.int32)
-    for c in range(ncols):
-        for k in range(cptr[c], cptr[c + 1]):
-            r = crows[k]
-            rcols[fill[r]] = c
-            fill[r] += 1
+    for r in prange(nrows):  # cnt becomes each range's first slot in row r
+        off = rptr[r]
+        for k in range(parts):
+            t = cnt[k, r]
+            cnt[k, r] = off
+            off += t
+    rcols = np.empty(m, np.int32)
+    for k in prange(parts):
+        for c in range(bounds[k], bounds[k + 1]):
+            for e in range(cptr[c], cptr[c + 1]):
+                r = crows[e]
+                rcols[cnt[k, r]] = c
+                cnt[k, r] += 1
     return rptr, rcols
 
 
@@ -61,35 +91,121 @@ def init_cheap(ncols, cptr, crows, rmatch, cmatch):
                 break
 
 
+BUSY = np.int32(-3)  # mate of a vertex being claimed: taken, for every other thread
+KS_STACK = 1 << 15  # a thread's own list of degree-one vertices; beyond it, the shared queue
+
+
 @njit(cache=True)
-def _ks_match(c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail):
-    """Match (c, r); their free neighbours lose a degree and join the queue at 1.
-    Queue entries are columns as c and rows as ~r."""
-    cmatch[c] = r
-    rmatch[r] = c
+def _claim_col(c, cptr, crows, rmatch, cmatch):
+    """Match free column c with the first row of its list still free; the row
+    (or -1). Column first, then row, each by CAS: two threads never share one."""
+    if cmatch[c] != -1 or cas(cmatch, c, -1, BUSY) != -1:
+        return -1
+    for k in range(cptr[c], cptr[c + 1]):
+        r = crows[k]
+        if rmatch[r] == -1 and cas(rmatch, r, -1, c) == -1:
+            atomic_store(cmatch, c, r)
+            return r
+    atomic_store(cmatch, c, -1)
+    return -1
+
+
+@njit(cache=True)
+def _claim_row(r, rptr, rcols, rmatch, cmatch):
+    """:func:`_claim_col` with the sides exchanged; the column (or -1)."""
+    if rmatch[r] != -1 or cas(rmatch, r, -1, BUSY) != -1:
+        return -1
     for k in range(rptr[r], rptr[r + 1]):
-        c2 = rcols[k]
-        if cmatch[c2] < 0:
-            cdeg[c2] -= 1
-            if cdeg[c2] == 1:
-                queue[tail] = c2
-                tail += 1
+        c = rcols[k]
+        if cmatch[c] == -1 and cas(cmatch, c, -1, r) == -1:
+            atomic_store(rmatch, r, c)
+            return c
+    atomic_store(rmatch, r, -1)
+    return -1
+
+
+@njit(cache=True)
+def _push(v, fifo, end, queue, tail):
+    if end < fifo.shape[0]:
+        fifo[end] = v
+        return end + 1
+    queue[atomic_add(tail, 0, 1)] = v
+    return end
+
+
+@njit(cache=True)
+def _ks_matched(c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, fifo, end, queue, tail):
+    """(c, r) were just matched: their free neighbours lose a degree; those
+    left with one (the thread whose decrement made it one, exactly once) join
+    the thread's list. Entries are columns as c and rows as ~r."""
     for k in range(cptr[c], cptr[c + 1]):
         r2 = crows[k]
-        if rmatch[r2] < 0:
-            rdeg[r2] -= 1
-            if rdeg[r2] == 1:
-                queue[tail] = ~r2
-                tail += 1
-    return tail
+        if rmatch[r2] == -1 and atomic_add(rdeg, r2, -1) == 2:
+            end = _push(~np.int64(r2), fifo, end, queue, tail)
+    for k in range(rptr[r], rptr[r + 1]):
+        c2 = rcols[k]
+        if cmatch[c2] == -1 and atomic_add(cdeg, c2, -1) == 2:
+            end = _push(np.int64(c2), fifo, end, queue, tail)
+    return end
+
+
+@njit(cache=True)
+def _ks_chunk(
+    lo, hi, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
+):
+    """Match items[lo:hi] (greedy: the columns lo..hi-1), each followed at once,
+    as in the sequential method, by the degree-one vertices its match creates
+    (first in, first out: one thread repeats the sequential method's choices)."""
+    fifo = np.empty(KS_STACK, np.int64)
+    for i in range(lo, hi):
+        if greedy:
+            if cmatch[i] != -1 or cdeg[i] <= 0:
+                continue
+            end = _push(np.int64(i), fifo, 0, queue, tail)
+        else:
+            end = _push(items[i], fifo, 0, queue, tail)
+        head = 0
+        while head < end:
+            v = fifo[head]
+            head += 1
+            if v >= 0:
+                c = v
+                r = _claim_col(c, cptr, crows, rmatch, cmatch)
+                if r < 0:
+                    continue
+            else:
+                r = ~v
+                c = _claim_row(r, rptr, rcols, rmatch, cmatch)
+                if c < 0:
+                    continue
+            end = _ks_matched(
+                c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, fifo, end, queue, tail
+            )
+
+
+@njit(cache=True, parallel=True)
+def _ks_round(n, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail):
+    chunks = max(1, min(n // 2048, 4096))
+    for j in prange(chunks):
+        lo = np.int64(j) * n // chunks
+        hi = (np.int64(j) + 1) * n // chunks
+        _ks_chunk(
+            lo, hi, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
+        )
 
 
 @njit(cache=True)
 def init_karp_sipser(nrows, ncols, cptr, crows, rptr, rcols, rmatch, cmatch):
     """Karp-Sipser: match a vertex of degree one (in the graph of free vertices)
-    with its only neighbour while there is one, else the next free column with
-    its first free row. Degree-one choices are always part of some maximum
-    matching, which leaves the augmenting phase little to do. O(m)."""
+    with its only neighbour while there is one, else a free column with its
+    first free row. Degree-one choices are always part of some maximum
+    matching, which leaves the augmenting phase little to do. O(m).
+
+    Parallel in the manner of Azad et al. (IPDPS 2012): the vertices of degree
+    one, then all columns, are split among the threads; each match claims its
+    two vertices by CAS, and the degree-one vertices it creates are matched by
+    the same thread before its next choice. Which pairs are chosen depends on
+    the thread count (the augmenting phase's cardinality does not)."""
     # From an empty matching the degrees are the list lengths: no pass over the edges.
     empty = True
     for c in range(ncols):
@@ -111,68 +227,49 @@ def init_karp_sipser(nrows, ncols, cptr, crows, rptr, rcols, rmatch, cmatch):
                 for k in range(rptr[r], rptr[r + 1]):
                     if cmatch[rcols[k]] < 0:
                         rdeg[r] += 1
-    # every vertex enters at most twice: once at the start, once when its degree drops to 1
-    queue = np.empty(2 * (nrows + ncols) + 1, np.int64)
-    tail = 0
+    # a vertex is queued at most once: at the start or when its degree drops to 1
+    queue = np.empty(nrows + ncols + 1, np.int64)
+    tail = np.zeros(1, np.int64)
     for c in range(ncols):
         if cmatch[c] < 0 and cdeg[c] == 1:
-            queue[tail] = c
-            tail += 1
+            queue[tail[0]] = c
+            tail[0] += 1
     for r in range(nrows):
         if rmatch[r] < 0 and rdeg[r] == 1:
-            queue[tail] = ~r
-            tail += 1
+            queue[tail[0]] = ~np.int64(r)
+            tail[0] += 1
     head = 0
-    next_col = 0
+    greedy_done = False
     while True:
-        while head < tail:
-            v = queue[head]
-            head += 1
-            if v >= 0:
-                if cmatch[v] >= 0 or cdeg[v] <= 0:
-                    continue
-                for k in range(cptr[v], cptr[v + 1]):
-                    r = crows[k]
-                    if rmatch[r] < 0:
-                        tail = _ks_match(
-                            v, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
-                        )
-                        break
-            else:
-                r = ~v
-                if rmatch[r] >= 0 or rdeg[r] <= 0:
-                    continue
-                for k in range(rptr[r], rptr[r + 1]):
-                    c = rcols[k]
-                    if cmatch[c] < 0:
-                        tail = _ks_match(
-                            c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
-                        )
-                        break
-        # no vertex of degree one: match the next free column that has a free row
-        while next_col < ncols and (cmatch[next_col] >= 0 or cdeg[next_col] <= 0):
-            next_col += 1
-        if next_col == ncols:
+        end = tail[0]
+        if end > head:  # degree-one vertices first; matching them may queue more
+            items = queue[head:end]
+            _ks_round(
+                end - head, False, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg,
+                queue, tail,
+            )  # fmt: skip
+            head = end
+        elif greedy_done:
             return
-        c = next_col
-        for k in range(cptr[c], cptr[c + 1]):
-            r = crows[k]
-            if rmatch[r] < 0:
-                tail = _ks_match(
-                    c, r, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
-                )
-                break
+        else:  # one pass over the columns: a column left free then has no free row
+            _ks_round(
+                ncols, True, queue, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg,
+                queue, tail,
+            )  # fmt: skip
+            greedy_done = True
 
 
 # ------------------------------------------------------------ parallel BFS
 @njit(cache=True)
 def _expand(c, level, cptr, crows, rmatch, dist, nxt, count, found):
+    """Put the unseen mates of c's rows on the next level; returns the edges scanned."""
     for k in range(cptr[c], cptr[c + 1]):
         c2 = rmatch[crows[k]]
         if c2 < 0:
             found[0] = 1
         elif dist[c2] == UNSEEN and cas(dist, c2, UNSEEN, level + 1) == UNSEEN:
             nxt[atomic_add(count, 0, 1)] = c2
+    return cptr[c + 1] - cptr[c]
 
 
 # A level with fewer columns than this is expanded on one thread: starting the
@@ -182,12 +279,15 @@ SMALL_LEVEL = 4096
 
 @njit(cache=True, parallel=True)
 def _expand_level(front, nfront, level, cptr, crows, rmatch, dist, nxt, count, found):
+    """Expand one level; returns the edges scanned."""
+    work = 0
     if nfront < SMALL_LEVEL:
         for i in range(nfront):
-            _expand(front[i], level, cptr, crows, rmatch, dist, nxt, count, found)
-        return
+            work += _expand(front[i], level, cptr, crows, rmatch, dist, nxt, count, found)
+        return work
     for i in prange(nfront):
-        _expand(front[np.int64(i)], level, cptr, crows, rmatch, dist, nxt, count, found)
+        work += _expand(front[np.int64(i)], level, cptr, crows, rmatch, dist, nxt, count, found)
+    return work
 
 
 @njit(cache=True, parallel=True)
@@ -207,17 +307,19 @@ def _start(ncols, cmatch, dist, front):
 def alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, stop_at_free):
     """Layers of the alternating BFS from all free columns (level-synchronous,
     each level on all threads). dist[c] = level of column c (UNSEEN if not
-    reached). Returns the level whose expansion met a free row (the length, in
-    columns, of the shortest augmenting paths), or -1. With ``stop_at_free``
-    the search ends at that level; otherwise it runs to the end."""
+    reached). Returns (hit, work): hit is the level whose expansion met a free
+    row (the length, in columns, of the shortest augmenting paths), or -1;
+    work is the number of edges scanned. With ``stop_at_free`` the search ends
+    at that level; otherwise it runs to the end."""
     count = np.zeros(1, np.int64)
     found = np.zeros(1, np.int64)
     nfront = _start(ncols, cmatch, dist, front)
     level = 0
     hit = -1
+    work = 0
     while nfront > 0:
         count[0] = 0
-        _expand_level(front, nfront, level, cptr, crows, rmatch, dist, nxt, count, found)
+        work += _expand_level(front, nfront, level, cptr, crows, rmatch, dist, nxt, count, found)
         if found[0] and hit < 0:
             hit = level
             if stop_at_free:
@@ -225,7 +327,7 @@ def alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, stop_a
         front, nxt = nxt, front
         nfront = count[0]
         level += 1
-    return hit
+    return hit, work
 
 
 # ----------------------------------------------------------- Hopcroft-Karp
@@ -233,10 +335,12 @@ def alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, stop_a
 def _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via):
     """Augment along a maximal set of vertex-disjoint shortest augmenting paths,
     walking only layer to layer (dist + 1). ``it`` keeps each column's scan
-    position, so the phase is O(m); a column with no way down is retired."""
+    position, so the phase is O(m); a column with no way down is retired.
+    Returns (augmented, edges scanned)."""
     for c in range(ncols):
         it[c] = cptr[c]
     augmented = 0
+    work = 0
     for c0 in range(ncols):
         if cmatch[c0] >= 0 or dist[c0] != 0:
             continue
@@ -250,6 +354,7 @@ def _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via):
             while it[c] < cptr[c + 1]:
                 r = crows[it[c]]
                 it[c] += 1
+                work += 1
                 c2 = rmatch[r]
                 if c2 < 0:
                     if d == limit:
@@ -271,20 +376,24 @@ def _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via):
             if not moved:
                 dist[c] = UNSEEN
                 top -= 1
-    return augmented
+    return augmented, work
 
 
 @njit(cache=True)
-def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via):
-    """One pass of plain DFS augmentation (no layers) from every free column:
-    each row is entered at most once per pass, so the pass is O(m). It finds
-    long augmenting paths that shortest-path phases would take one per phase
-    (deep layered inputs), and keeps Hopcroft-Karp's bound: phases still
-    start with the shortest paths."""
+def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, stamp, it, stack, via, budget):
+    """Plain DFS augmentation (no layers) from the free columns, each row
+    entered at most once (``seen[r] == stamp``), stopping once ``budget`` edges
+    are scanned. It finds long augmenting paths that shortest-path phases would
+    take one per phase (deep layered inputs). Unbounded, a pass costs O(m)
+    whenever a free column cannot be matched (its search exhausts everything it
+    reaches), and a random graph from a cheap start then spends nearly all its
+    time here over dozens of phases; with the phase's own work as budget it at
+    most doubles a Hopcroft-Karp phase, keeping the O(m sqrt(n)) bound.
+    Returns (augmented, edges scanned)."""
     for c in range(ncols):
         it[c] = cptr[c]
-    seen[:] = False
     augmented = 0
+    work = 0
     for c0 in range(ncols):
         if cmatch[c0] >= 0:
             continue
@@ -295,11 +404,14 @@ def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via):
             moved = False
             done = False
             while it[c] < cptr[c + 1]:
+                if work >= budget:  # no path is half flipped: stopping leaves a matching
+                    return augmented, work
                 r = crows[it[c]]
                 it[c] += 1
-                if seen[r]:
+                work += 1
+                if seen[r] == stamp:
                     continue
-                seen[r] = True
+                seen[r] = stamp
                 via[top] = r
                 if rmatch[r] < 0:
                     done = True
@@ -316,28 +428,51 @@ def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via):
                 break
             if not moved:
                 top -= 1
-    return augmented
+    return augmented, work
+
+
+# Shortest augmenting paths of at least this many columns make a phase deep:
+# only then does a plain DFS pass follow it. After short phases the pass only
+# breaks Hopcroft-Karp's rule that path lengths grow from phase to phase (its
+# paths create new short ones): a random graph from a cheap start took 80
+# phases with it, 9 without.
+DEEP_PHASE = 16
 
 
 @njit(cache=True)
 def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
-    """Hopcroft-Karp from the given matching (in place). Returns (phases, dist):
-    dist < UNSEEN marks the columns the final, fruitless search reached."""
+    """Hopcroft-Karp from the given matching (in place). Returns (phases, dist,
+    work): dist < UNSEEN marks the columns the final, fruitless search reached;
+    work counts the edges scanned by all searches (the cover's search included)."""
     dist = np.empty(ncols, np.int32)
     front = np.empty(ncols, np.int32)
     nxt = np.empty(ncols, np.int32)
     it = np.empty(ncols, np.int64)
     stack = np.empty(ncols + 1, np.int32)
     via = np.empty(ncols + 1, np.int32)
-    seen = np.empty(nrows, np.bool_)
+    seen = np.zeros(nrows, np.int32)
     phases = 0
+    passes = 0
+    work = 0
     while True:
-        limit = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, True)
+        limit, w = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, True)
+        work += w
         if limit < 0:  # this search ran to its end: dist marks the columns it reached
-            return phases, dist
+            return phases, dist, work
         phases += 1
-        _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via)
-        _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, it, stack, via)
+        _, w2 = _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via)
+        work += w2
+        if limit >= DEEP_PHASE:  # passes while they find paths, within the phase's work
+            budget = w + w2
+            while budget > 0:
+                passes += 1
+                got, w3 = _dfs_any(
+                    ncols, cptr, crows, rmatch, cmatch, seen, passes, it, stack, via, budget
+                )
+                work += w3
+                budget -= w3
+                if got == 0:
+                    break
 
 
 # ------------------------------------------------------------- APFB / APsB
@@ -345,9 +480,10 @@ def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
 def _ap_expand(
     c, level, cptr, crows, rmatch, level_of, parent, root, pred, found, nxt, count, ends, nends, wr
 ):
+    """Grow c's tree by one level; returns the edges scanned."""
     rt = root[c]
     if wr and found[rt]:
-        return
+        return 0
     for k in range(cptr[c], cptr[c + 1]):
         r = crows[k]
         c2 = rmatch[r]
@@ -361,7 +497,8 @@ def _ap_expand(
             found[rt] = 1
             ends[atomic_add(nends, 0, 1)] = r
             if wr:
-                return
+                return k + 1 - cptr[c]
+    return cptr[c + 1] - cptr[c]
 
 
 @njit(cache=True, parallel=True)
@@ -383,18 +520,20 @@ def _ap_level(
     nends,
     wr,
 ):
+    work = 0
     if nfront < SMALL_LEVEL:
         for i in range(nfront):
-            _ap_expand(
+            work += _ap_expand(
                 front[i], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
                 nxt, count, ends, nends, wr,
             )  # fmt: skip
-        return
+        return work
     for i in prange(nfront):
-        _ap_expand(
+        work += _ap_expand(
             front[np.int64(i)], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
             nxt, count, ends, nends, wr,
         )  # fmt: skip
+    return work
 
 
 @njit(cache=True)
@@ -430,12 +569,20 @@ def _fix_ends(ends, nends, rmatch):
             rmatch[r] = -1
 
 
+SLOW_PHASE = 8
+
+
 @njit(cache=True)
-def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
+def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr, max_phases=-1):
     """APFB (``full``: the BFS runs to its end) or APsB (it stops at the first
     level that meets a free row), with GPUBFS-WR's early exit (``wr``): a tree
     that found a path stops growing. One path per tree is flipped per phase.
-    Returns (phases, levels) as :func:`hopcroft_karp` returns (phases, dist)."""
+    Returns (phases, levels, work, done) with (phases, levels, work) as
+    :func:`hopcroft_karp`'s. With ``max_phases`` >= 0 it stops with done False
+    (levels then prove nothing) after that many phases, or after a phase that
+    matched fewer than SLOW_PHASE columns: few long paths per phase (deep
+    layered inputs) are Hopcroft-Karp's work. (Not a fraction of the free
+    columns: most of them may be unmatchable, as in a random graph.)"""
     level_of = np.empty(ncols, np.int32)
     parent = np.empty(ncols, np.int32)
     root = np.empty(ncols, np.int32)
@@ -448,6 +595,8 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
     count = np.zeros(1, np.int64)
     nends = np.zeros(1, np.int64)
     phases = 0
+    work = 0
+    free_before = -1
     while True:
         nfront = 0
         for c in range(ncols):
@@ -462,11 +611,16 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
             else:
                 level_of[c] = UNSEEN
                 root[c] = -1
+        if max_phases >= 0 and (
+            phases >= max_phases or (phases > 0 and free_before - nfront < SLOW_PHASE)
+        ):
+            return phases, level_of, work, False
+        free_before = nfront
         nends[0] = 0
         level = 0
         while nfront > 0:
             count[0] = 0
-            _ap_level(
+            work += _ap_level(
                 front,
                 nfront,
                 level,
@@ -490,7 +644,7 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr):
             nfront = count[0]
             level += 1
         if nends[0] == 0:  # the search ran to its end: level_of marks what it reached
-            return phases, level_of
+            return phases, level_of, work, True
         phases += 1
         _alternate_all(ends, nends[0], rmatch, cmatch, parent, root, pred, owner)
         _fix_ends(ends, nends[0], rmatch)
@@ -521,7 +675,7 @@ def konig_cover(nrows, ncols, cptr, crows, rmatch, cmatch):
     dist = np.empty(ncols, np.int32)
     front = np.empty(ncols, np.int32)
     nxt = np.empty(ncols, np.int32)
-    hit = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, False)
+    hit, _ = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, False)
     row_cover, col_cover = cover_from_levels(nrows, rmatch, dist)
     return row_cover, col_cover, hit < 0
 

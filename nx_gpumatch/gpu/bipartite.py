@@ -13,10 +13,14 @@ import math
 
 import numpy as np
 
+from nx_gpumatch.cpu.bipartite import ENDPOINT, UNSEEN
 from nx_gpumatch.gpu._launch import array_module, get_module, to_host
 
-__all__ = ["run"]
+__all__ = ["run", "DEFINES"]
 
+# Compiled into kernels/bipartite.cu (see nx_gpumatch.gpu._source.problem_defines):
+# the CPU engine's sentinels, so levels and endpoints mean the same on both.
+DEFINES = {"UNSEEN": int(UNSEEN), "ENDPOINT": int(ENDPOINT)}
 BLOCK = 256
 CT_GRID = 120  # CT layout: a fixed grid; each thread walks many vertices
 
