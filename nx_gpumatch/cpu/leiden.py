@@ -218,12 +218,28 @@ def leiden_levels(
         sequential_arcs=sequential_arcs,
         parallel_min_arcs=parallel_min_arcs,
     )
+    graph = (indptr, indices, w, loop, k, order, prio)
+    yield from passes(
+        lambda part, salt, first: _one_pass(graph, part, salt, first=first, **run),
+        n,
+        int(indices.shape[0] // 2),
+        max_passes,
+        pass_tol,
+        pass_rel_tol,
+    )
+
+
+def passes(one_pass, n, edges, max_passes, pass_tol, pass_rel_tol):
+    """The passes of the Leiden method, for either engine: ``one_pass(part,
+    salt, first)`` is a generator of the pass's levels returning (partition,
+    modularity, next salt). The first pass yields its levels; a later pass
+    yields its result only (levels of the first pass form a hierarchy, a later
+    pass's levels do not), and only when it gained."""
     part = np.arange(n, dtype=np.int32)
     q_part = None
     salt = 0
     for p in range(max(1, int(max_passes))):
-        graph = (indptr, indices, w, loop, k, order, prio)
-        step = _one_pass(graph, part, salt, first=p == 0, **run)
+        step = one_pass(part, salt, p == 0)
         moves = sweeps = 0
         while True:
             try:
@@ -240,13 +256,11 @@ def leiden_levels(
         if q_part is not None:
             if q_end <= q_part:
                 return
-            # Later passes yield their result only (levels of the first pass
-            # form a hierarchy; a later pass's levels do not).
             yield (
                 part,
                 {
                     "vertices": n,
-                    "edges": int(indices.shape[0] // 2),
+                    "edges": edges,
                     "modularity": q_end,
                     "moves": moves,
                     "sweeps": sweeps,

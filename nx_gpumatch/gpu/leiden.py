@@ -171,42 +171,16 @@ def leiden_levels(
         sequential_arcs=sequential_arcs,
         table_bytes=table_bytes,
     )
-    part = np.arange(n, dtype=np.int32)
-    q_part = None
-    salt = 0
-    for p in range(max(1, int(max_passes))):
-        step = _one_pass(xp, kernels, g, order, prio, part, salt, first=p == 0, **run)
-        moves = sweeps = 0
-        while True:
-            try:
-                labels, info = next(step)
-            except StopIteration as stop:
-                part, q_end, salt = stop.value
-                break
-            info["pass"] = p + 1
-            if p == 0:
-                yield labels, info
-            else:
-                moves += info["moves"]
-                sweeps += info["sweeps"]
-        if q_part is not None:
-            if q_end <= q_part:
-                return
-            yield (
-                part,
-                {
-                    "vertices": n,
-                    "edges": g.arcs // 2,
-                    "modularity": q_end,
-                    "moves": moves,
-                    "sweeps": sweeps,
-                    "refined": int(part.max()) + 1,
-                    "pass": p + 1,
-                },
-            )
-            if q_end - q_part <= max(float(pass_tol), float(pass_rel_tol) * abs(q_end)):
-                return  # the CPU engine's rule
-        q_part = q_end
+    yield from cpu_leiden.passes(
+        lambda part, salt, first: _one_pass(
+            xp, kernels, g, order, prio, part, salt, first=first, **run
+        ),
+        n,
+        g.arcs // 2,
+        max_passes,
+        pass_tol,
+        pass_rel_tol,
+    )
 
 
 def _one_pass(
