@@ -44,7 +44,7 @@ def greedy(n, edge_src, edge_dst, order, num_usable):
 # publishes weight and suitor together.
 EMPTY = np.uint64(0xFFFFFFFF_FFFFFFFF)
 LOW32 = np.uint64(0xFFFFFFFF)
-AHEAD = 8
+AHEAD = 16
 
 
 @njit(cache=True, inline="always")
@@ -98,20 +98,23 @@ def _offer_beats(word, key, w, cur, v, indptr, indices, weights):
 def _suitor_chain(u, indptr, indices, weights, wbits, word):
     """Find a partner for u; carry on with every vertex displaced on the way.
 
-    A vertex that lost the edge (lim_w, lim_v) only looks at edges after it in
-    the edge order: every better one was refused when it chose lim_v, and words
-    only improve, so those refuse it still. That saves their word reads."""
+    A vertex that lost an edge only looks at edges not heavier than it: every
+    heavier one was refused when it chose that edge, and words only improve, so
+    those refuse it still. The bound is the lost edge's coarse key, read from the
+    word that held it (no lookup of the exact weight): skipping only strictly
+    smaller keys is conservative, and an edge let through is merely refused again."""
     cur = np.int64(u)
-    lim_v = np.int64(-1)
-    lim_w = 0.0
+    lim_k = np.uint64(0)
+    # Prefetch runs past the row's end into the next rows: prange hands each
+    # thread consecutive vertices, so those are usually scanned next.
+    total = indptr[indptr.shape[0] - 1]
     while cur >= 0:
         best_v = np.int64(-1)
         best_w = 0.0
         best_k = EMPTY
-        end = indptr[cur + 1]
-        for p in range(indptr[cur], end):
+        for p in range(indptr[cur], indptr[cur + 1]):
             # Words are read at random; ask for the one AHEAD arcs on early.
-            if p + AHEAD < end:
+            if p + AHEAD < total:
                 prefetch(word, indices[p + AHEAD])
             w = weights[p]
             if w < best_w:  # also skips weights <= 0: best_w starts at 0
@@ -119,9 +122,9 @@ def _suitor_chain(u, indptr, indices, weights, wbits, word):
             v = np.int64(indices[p])
             if w == best_w and (best_v < 0 or not pair_less(cur, v, cur, best_v)):
                 continue
-            if lim_v >= 0 and not beats(lim_w, cur, lim_v, w, cur, v):
-                continue
             key = coarse_key(wbits[p])
+            if key < lim_k:
+                continue
             # Stale reads are safe: a word only ever improves, so a stale one can
             # only let cur try and then lose at the CAS below.
             if _offer_beats(word[v], key, w, cur, v, indptr, indices, weights):
@@ -138,13 +141,12 @@ def _suitor_chain(u, indptr, indices, weights, wbits, word):
                 break
             seen = got  # use what the CAS saw, never a re-read
         if not won:
-            lim_v, lim_w = best_v, best_w
+            lim_k = best_k
             continue  # someone better got there first: look again
         if seen == EMPTY:
             return
-        lim_v = best_v
         cur = np.int64(seen & LOW32)
-        lim_w = arc_weight(indptr, indices, weights, best_v, cur)
+        lim_k = seen >> np.uint64(32)
 
 
 @kernel
