@@ -89,6 +89,28 @@ def test_suitor_repeated_runs_identical():
 
 
 @settings(max_examples=100, deadline=None)
+@given(graphs_strategy())
+def test_suitor_parallel_build_small_graphs(g):
+    # The parallel build on small graphs: one-vertex blocks, both threads proposing
+    # at once, displaced vertices queued.
+    from nx_gpumatch import cpu
+
+    with cpu.threads(2), cpu.parallel_min(0):
+        assert gm.max_weight_matching(g, algorithm="suitor").tolist() == reference_greedy(g)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_suitor_weights_equal_in_coarse_key(seed, nthreads):
+    # Weights that differ only below the top 32 bits of their pattern (and exact
+    # ties) are ordered by the exact lookup, never by the coarse key alone.
+    rng = np.random.default_rng(seed)
+    g0 = generators.random_graph(3000, 24_000, seed=seed)
+    w = 1.0 + rng.integers(0, 5, g0.num_edges) * 2.0**-40
+    g = Graph.from_arrays(g0.edge_src, g0.edge_dst, w, num_nodes=g0.num_nodes)
+    assert np.array_equal(gm.max_weight_matching(g, algorithm="suitor"), reference_greedy(g))
+
+
+@settings(max_examples=100, deadline=None)
 @given(graphs_strategy(), st.integers(0, 2**64 - 1), st.sampled_from(["weighted", "random"]))
 def test_red_blue_maximal_and_reproducible(g, seed, select):
     mates = [

@@ -95,25 +95,24 @@ def _offer_beats(word, key, w, cur, v, indptr, indices, weights):
 
 
 @njit(cache=True)
-def _suitor_chain(u, indptr, indices, weights, wbits, word):
-    """Find a partner for u; carry on with every vertex displaced on the way.
+def _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, total):
+    """Scan cur's row and win the best edge whose word accepts cur.
+
+    Returns the vertex this displaced (-1 if none: cur found a free partner or
+    nothing) and that vertex's bound: the coarse key of the edge it lost.
 
     A vertex that lost an edge only looks at edges not heavier than it: every
     heavier one was refused when it chose that edge, and words only improve, so
-    those refuse it still. The bound is the lost edge's coarse key, read from the
-    word that held it (no lookup of the exact weight): skipping only strictly
-    smaller keys is conservative, and an edge let through is merely refused again."""
-    cur = np.int64(u)
-    lim_k = np.uint64(0)
-    # Prefetch runs past the row's end into the next rows: prange hands each
-    # thread consecutive vertices, so those are usually scanned next.
-    total = indptr[indptr.shape[0] - 1]
-    while cur >= 0:
+    those refuse it still. Bounding by the lost edge's coarse key (read from the
+    word that held it, no weight lookup) and skipping only strictly smaller keys
+    is conservative: an edge let through is merely refused again."""
+    while True:
         best_v = np.int64(-1)
         best_w = 0.0
         best_k = EMPTY
         for p in range(indptr[cur], indptr[cur + 1]):
-            # Words are read at random; ask for the one AHEAD arcs on early.
+            # Words are read at random; ask for the one AHEAD arcs on early. This
+            # runs past the row's end: the next rows are usually scanned next.
             if p + AHEAD < total:
                 prefetch(word, indices[p + AHEAD])
             w = weights[p]
@@ -130,29 +129,72 @@ def _suitor_chain(u, indptr, indices, weights, wbits, word):
             if _offer_beats(word[v], key, w, cur, v, indptr, indices, weights):
                 best_v, best_w, best_k = v, w, key
         if best_v < 0:
-            return
+            return np.int64(-1), lim_k
         offer = (best_k << np.uint64(32)) | np.uint64(cur)
         seen = word[best_v]
-        won = False
         while _offer_beats(seen, best_k, best_w, cur, best_v, indptr, indices, weights):
             got = cas(word, best_v, seen, offer)
             if got == seen:
-                won = True
-                break
+                if seen == EMPTY:
+                    return np.int64(-1), lim_k
+                return np.int64(seen & LOW32), seen >> np.uint64(32)
             seen = got  # use what the CAS saw, never a re-read
-        if not won:
-            lim_k = best_k
-            continue  # someone better got there first: look again
-        if seen == EMPTY:
+        lim_k = best_k  # someone better got there first: look again
+
+
+# Displaced vertices wait in a small ring while the block's next vertices are
+# scanned: their rows lie at random, so the ring gives time to prefetch each
+# one's row pointer (when queued) and row (one scan before its turn). The
+# order of proposals never changes the result, so this is free to do.
+RING = 64  # a power of two > DEFER
+DEFER = 8
+SUITOR_BLOCK = 4096
+
+
+@njit(cache=True)
+def _suitor_block(lo, hi, indptr, indices, weights, wbits, word):
+    total = indptr[indptr.shape[0] - 1]
+    mask = RING - 1
+    ring_v = np.empty(RING, np.int64)
+    ring_k = np.empty(RING, np.uint64)
+    head = 0
+    tail = 0
+    u = lo
+    while True:
+        if tail - head >= DEFER or (u >= hi and tail > head):
+            cur = ring_v[head & mask]
+            lim_k = ring_k[head & mask]
+            head += 1
+            # The cross-row prefetch in _suitor_scan did not see this row's start.
+            for p in range(indptr[cur], min(indptr[cur + 1], indptr[cur] + AHEAD)):
+                prefetch(word, indices[p])
+        elif u < hi:
+            cur = u
+            lim_k = np.uint64(0)
+            u += 1
+        else:
             return
-        cur = np.int64(seen & LOW32)
-        lim_k = seen >> np.uint64(32)
+        d, d_k = _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, total)
+        if d >= 0:
+            prefetch(indptr, d)
+            ring_v[tail & mask] = d
+            ring_k[tail & mask] = d_k
+            tail += 1
+        if tail - head >= DEFER:  # the next scan is the ring's head
+            start = indptr[ring_v[head & mask]]
+            prefetch(indices, start)
+            prefetch(weights, start)
+            prefetch(weights, start + 8)
 
 
 @kernel
 def _suitor_run(n, indptr, indices, weights, wbits, word):
-    for u in prange(n):
-        _suitor_chain(np.int64(u), indptr, indices, weights, wbits, word)
+    # Small graphs get small blocks, so that every thread has work (and tests on
+    # small graphs see threads contend).
+    size = max(1, min(SUITOR_BLOCK, n // 64))
+    for b in prange((n + size - 1) // size):
+        lo = np.int64(b) * size
+        _suitor_block(lo, min(lo + size, n), indptr, indices, weights, wbits, word)
 
 
 @kernel
