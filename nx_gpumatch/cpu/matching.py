@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from nx_gpumatch.cpu import kernel
-from nx_gpumatch.cpu.atomics import cas
+from nx_gpumatch.cpu.atomics import atomic_add, cas
 from nx_gpumatch.cpu.random import counter_hash
 from nx_gpumatch.cpu.stable_marriage import prefetch
 
@@ -187,14 +187,28 @@ def _suitor_block(lo, hi, indptr, indices, weights, wbits, word):
             prefetch(weights, start + 8)
 
 
-@kernel
-def _suitor_run(n, indptr, indices, weights, wbits, word):
-    # Small graphs get small blocks, so that every thread has work (and tests on
-    # small graphs see threads contend).
-    size = max(1, min(SUITOR_BLOCK, n // 64))
-    for b in prange((n + size - 1) // size):
-        lo = np.int64(b) * size
+@njit(cache=True)
+def _suitor_worker(claimed, num_blocks, size, indptr, indices, weights, wbits, word):
+    n = word.shape[0]
+    while True:
+        b = atomic_add(claimed, 0, 1)
+        if b >= num_blocks:
+            return
+        lo = b * size
         _suitor_block(lo, min(lo + size, n), indptr, indices, weights, wbits, word)
+
+
+@kernel
+def _suitor_run(n, indptr, indices, weights, wbits, word, workers):
+    # Each worker claims the next block of vertices until none are left, so a
+    # thread slowed by hub rows or by another process on its core does less of
+    # the work instead of holding up the end. Small graphs get small blocks, so
+    # that every thread has work (and tests on small graphs see threads contend).
+    size = max(1, min(SUITOR_BLOCK, n // 64))
+    num_blocks = (n + size - 1) // size
+    claimed = np.zeros(1, np.int64)
+    for _ in prange(workers):
+        _suitor_worker(claimed, num_blocks, size, indptr, indices, weights, wbits, word)
 
 
 @kernel
@@ -214,8 +228,11 @@ def _mates_from_words(word):
 
 def suitor(n, indptr, indices, weights):
     """Parallel lock-free Suitor (Manne & Halappanavar): equals the greedy matching."""
+    import numba
+
     word = np.full(n, EMPTY, np.uint64)
-    _suitor_run(n, indptr, indices, weights, weights.view(np.uint64), word)
+    wbits = weights.view(np.uint64)
+    _suitor_run(n, indptr, indices, weights, wbits, word, numba.get_num_threads())
     return _mates_from_words(word)
 
 
