@@ -143,11 +143,15 @@ def _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, total):
 
 
 # Displaced vertices wait in a small ring while the block's next vertices are
-# scanned: their rows lie at random, so the ring gives time to prefetch each
-# one's row pointer (when queued) and row (one scan before its turn). The
-# order of proposals never changes the result, so this is free to do.
+# scanned: their rows lie at random, and waiting hides the misses. The row
+# pointer is prefetched when a vertex is queued, its row STAGE_ROW scans later,
+# and the words of its neighbours STAGE_WORD scans later, each stage once its
+# input has arrived. The order of proposals never changes the result.
 RING = 64  # a power of two > DEFER
 DEFER = 8
+STAGE_ROW = 2
+STAGE_WORD = 4
+STAGE_MAX = 64  # arcs prefetched per queued row; longer rows are prefetched as scanned
 SUITOR_BLOCK = 4096
 
 
@@ -157,17 +161,18 @@ def _suitor_block(lo, hi, indptr, indices, weights, wbits, word):
     mask = RING - 1
     ring_v = np.empty(RING, np.int64)
     ring_k = np.empty(RING, np.uint64)
+    ring_t = np.empty(RING, np.int64)  # scan count when queued
     head = 0
     tail = 0
+    row_done = 0  # entries before this had their row prefetched
+    word_done = 0  # ... and their neighbours' words
+    t = 0
     u = lo
     while True:
         if tail - head >= DEFER or (u >= hi and tail > head):
             cur = ring_v[head & mask]
             lim_k = ring_k[head & mask]
             head += 1
-            # The cross-row prefetch in _suitor_scan did not see this row's start.
-            for p in range(indptr[cur], min(indptr[cur + 1], indptr[cur] + AHEAD)):
-                prefetch(word, indices[p])
         elif u < hi:
             cur = u
             lim_k = np.uint64(0)
@@ -175,16 +180,30 @@ def _suitor_block(lo, hi, indptr, indices, weights, wbits, word):
         else:
             return
         d, d_k = _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, total)
+        t += 1
         if d >= 0:
             prefetch(indptr, d)
             ring_v[tail & mask] = d
             ring_k[tail & mask] = d_k
+            ring_t[tail & mask] = t
             tail += 1
-        if tail - head >= DEFER:  # the next scan is the ring's head
-            start = indptr[ring_v[head & mask]]
-            prefetch(indices, start)
-            prefetch(weights, start)
-            prefetch(weights, start + 8)
+        row_done = max(row_done, head)
+        while row_done < tail and ring_t[row_done & mask] <= t - STAGE_ROW:
+            x = ring_v[row_done & mask]
+            start = indptr[x]
+            end = min(indptr[x + 1], start + STAGE_MAX)
+            for p in range(start, end, 16):
+                prefetch(indices, p)
+            for p in range(start, end, 8):
+                prefetch(weights, p)
+            row_done += 1
+        word_done = max(word_done, head)
+        while word_done < row_done and ring_t[word_done & mask] <= t - STAGE_WORD:
+            x = ring_v[word_done & mask]
+            start = indptr[x]
+            for p in range(start, min(indptr[x + 1], start + STAGE_MAX)):
+                prefetch(word, indices[p])
+            word_done += 1
 
 
 @njit(cache=True)
