@@ -95,7 +95,7 @@ def _offer_beats(word, key, w, cur, v, indptr, indices, weights):
 
 
 @njit(cache=True)
-def _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, total):
+def _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, ahead_end):
     """Scan cur's row and win the best edge whose word accepts cur.
 
     Returns the vertex this displaced (-1 if none: cur found a free partner or
@@ -112,8 +112,9 @@ def _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, total):
         best_k = EMPTY
         for p in range(indptr[cur], indptr[cur + 1]):
             # Words are read at random; ask for the one AHEAD arcs on early. This
-            # runs past the row's end: the next rows are usually scanned next.
-            if p + AHEAD < total:
+            # runs on up to ahead_end, past the row's end when the next rows are
+            # scanned next (reading indices[] of a row at random would stall).
+            if p + AHEAD < ahead_end:
                 prefetch(word, indices[p + AHEAD])
             w = weights[p]
             if w < best_w:  # also skips weights <= 0: best_w starts at 0
@@ -173,13 +174,15 @@ def _suitor_block(lo, hi, indptr, indices, weights, wbits, word):
             cur = ring_v[head & mask]
             lim_k = ring_k[head & mask]
             head += 1
+            ahead_end = indptr[cur + 1]  # its neighbours' words were prefetched
         elif u < hi:
             cur = u
             lim_k = np.uint64(0)
             u += 1
+            ahead_end = total
         else:
             return
-        d, d_k = _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, total)
+        d, d_k = _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, ahead_end)
         t += 1
         if d >= 0:
             prefetch(indptr, d)
