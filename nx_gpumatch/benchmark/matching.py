@@ -18,6 +18,7 @@ alternating), which holds up better on a loaded machine.
 """
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -61,6 +62,7 @@ def main(argv):
 
     r = args.repeat
     print(f"random graph n={args.n:,} m={args.m:,} (seed 0), median of {r} runs")
+    print(f"  load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     g = generators.random_graph(args.n, args.m, seed=0)
     nkg = networkit_graph(g)
     print(
@@ -123,6 +125,7 @@ def main(argv):
         "  timed on both sides: the whole call on the prebuilt graph, rows unsorted, no "
         "sort or ranking, nothing cached"
     )
+    print(f"  load average after the timings: {os.getloadavg()[0]:.2f}")
     if args.suitor_only:
         print(f"weight {our_weight:.6f} vs NetworKit {nk_weight:.6f}")
         return 0
