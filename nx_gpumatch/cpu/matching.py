@@ -195,10 +195,15 @@ def _suitor_block(lo, hi, indptr, indices, weights, wbits, word):
             x = ring_v[row_done & mask]
             start = indptr[x]
             end = min(indptr[x + 1], start + STAGE_MAX)
-            for p in range(start, end, 16):
-                prefetch(indices, p)
-            for p in range(start, end, 8):
-                prefetch(weights, p)
+            # Every cache line of the row: 16 indices or 8 weights a line, the
+            # row's start anywhere in its first line.
+            if end > start:
+                for p in range(start, end, 16):
+                    prefetch(indices, p)
+                prefetch(indices, end - 1)
+                for p in range(start, end, 8):
+                    prefetch(weights, p)
+                prefetch(weights, end - 1)
             row_done += 1
         word_done = max(word_done, head)
         while word_done < row_done and ring_t[word_done & mask] <= t - STAGE_WORD:
