@@ -254,7 +254,7 @@ def _mates_from_words(word):
 
 
 def suitor(n, indptr, indices, weights):
-    """Parallel lock-free Suitor (Manne & Halappanavar): equals the greedy matching."""
+    """Parallel lock-free Suitor (Manne and Halappanavar 2014): equals the greedy matching."""
     import numba
 
     word = np.full(n, EMPTY, np.uint64)
