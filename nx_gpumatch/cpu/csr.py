@@ -1,9 +1,9 @@
 """Numba helpers that build the CSR arrays of :class:`nx_gpumatch.Graph`."""
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from nx_gpumatch.cpu import kernel
+from nx_gpumatch.cpu import kernel, njit
 
 
 @njit(cache=True)
