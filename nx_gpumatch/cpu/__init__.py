@@ -27,6 +27,7 @@ _INTERPRETING = contextvars.ContextVar("nx_gpumatch_interpreting", default=None)
 # compiled. Measured so that an interpreted call takes at most ~0.3 s on a
 # 2-core machine (python -m nx_gpumatch.benchmark cold_start --limits).
 INTERPRET_MAX = {
+    "graph": 20000,
     "matching": 2000,
     "exact": 300,
     "b_matching": 1000,
@@ -45,11 +46,16 @@ def njit(*args, **options):
     """``numba.njit`` with all its call forms (``@njit``, ``@njit(cache=True,
     ...)``, ``njit(sig)(fn)``), making a dispatcher that also runs its Python
     source while :func:`interpreted` is on. Compiled code, the disk cache and
-    calls between jitted functions are numba's, unchanged."""
+    calls between jitted functions are numba's, unchanged, except that given
+    signatures compile at the first call instead of at import."""
     import numba
 
     from nx_gpumatch.cpu._dispatch import adopt
 
+    if args and not callable(args[0]):  # signature(s): compiled lazily
+        sigs = args[0] if isinstance(args[0], list) else [args[0]]
+        made = numba.njit(*args[1:], **options)
+        return lambda fn: adopt(made(fn), sigs)
     made = numba.njit(*args, **options)
     if isinstance(made, numba.core.dispatcher.Dispatcher):
         return adopt(made)
