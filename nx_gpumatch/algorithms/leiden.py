@@ -96,7 +96,7 @@ def levels(
         max_passes=engine_mod.MAX_PASSES if passes is None else int(passes),
     )
     return lv._with_progress(
-        lv._with_threads(cpu, threads, gen, "leiden", indices.shape[0]), engine, progress, "Leiden"
+        lv._with_threads(cpu, threads, gen, "leiden", graph.num_edges), engine, progress, "Leiden"
     )
 
 

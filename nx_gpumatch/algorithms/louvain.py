@@ -148,7 +148,7 @@ def levels(
         from nx_gpumatch.cpu import louvain as engine_mod
 
         gen = engine_mod.louvain_levels(indptr, indices, w, loop, **kw)
-        gen = _with_threads(cpu, threads, gen, "louvain", indices.shape[0])
+        gen = _with_threads(cpu, threads, gen, "louvain", graph.num_edges)
     return _with_progress(gen, engine, progress)
 
 

@@ -22,19 +22,20 @@ PARALLEL_MIN = 1 << 15
 # :func:`run` may not switch to interpreted.
 _INTERPRETING = contextvars.ContextVar("nx_gpumatch_interpreting", default=None)
 
-# Largest input (the size :func:`run` is given: edges, preference entries,
-# matrix entries) that a family runs interpreted while its kernels are not
-# compiled. Measured so that an interpreted call takes at most ~0.3 s on a
-# 2-core machine (python -m nx_gpumatch.benchmark cold_start --limits).
+# Largest input that a family runs interpreted while its kernels are not
+# compiled: edges (graphs), stored entries (bipartite: of the matrix; stable
+# marriage: of both sides' lists). Measured so that an interpreted call takes
+# at most ~0.3 s on a loaded 2-core machine (random inputs; see
+# python -m nx_gpumatch.benchmark cold_start --limits).
 INTERPRET_MAX = {
-    "graph": 20000,
-    "matching": 2000,
-    "exact": 300,
-    "b_matching": 1000,
-    "stable_marriage": 2000,
-    "louvain": 600,
-    "leiden": 400,
-    "bipartite": 1500,
+    "graph": 20000,  # building the CSR form
+    "matching": 4000,
+    "exact": 1000,
+    "b_matching": 3000,
+    "stable_marriage": 8000,
+    "louvain": 3000,
+    "leiden": 1000,
+    "bipartite": 5000,
 }
 # Interpreted seconds a family may spend in one process; past them its next
 # call compiles (many small calls are faster compiled).
