@@ -324,3 +324,28 @@ def test_first_small_calls_compile_nothing(tmp_path):
     )
     r = json.loads(out.stdout.strip().splitlines()[-1])
     assert r["compiled"] == []
+
+
+def test_distributed_kernels_one_rank():
+    """The distributed engine's own kernels, interpreted on one rank, give the
+    shared-memory (compiled) answer, as they must compiled on any rank count."""
+    pytest.importorskip("mpi4py")
+    from nx_gpumatch import distributed as D
+    from nx_gpumatch.graph import Graph
+
+    rng = np.random.default_rng(5)
+    n, m = 40, 150
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    w = rng.integers(1, 6, m).astype(np.float64)  # ties
+    g = Graph.from_arrays(src, dst, w, num_nodes=n)
+    with cpu.interpreted(False):
+        ref_b = [x.astype(np.int64).tolist() for x in gm.b_matching(g, 2)]
+        ref_mate = gm.max_weight_matching(g, algorithm="suitor").tolist()
+    with cpu.interpreted():
+        got_b = D.b_matching((src, dst, w), 2, num_nodes=n).gather()
+        mates = [
+            D.max_weight_matching((src, dst, w), algorithm=a, num_nodes=n).gather_mate()
+            for a in ("suitor", "local_max")
+        ]
+    assert [got_b[0].tolist(), got_b[1].tolist()] == ref_b
+    assert all(mate.tolist() == ref_mate for mate in mates)
