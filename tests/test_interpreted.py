@@ -349,3 +349,18 @@ def test_distributed_kernels_one_rank():
         ]
     assert [got_b[0].tolist(), got_b[1].tolist()] == ref_b
     assert all(mate.tolist() == ref_mate for mate in mates)
+
+
+def test_counter_hash_wraps_as_compiled():
+    from nx_gpumatch.cpu.random import counter_hash, mix64
+
+    cases = [
+        (np.uint64(2**64 - 1), np.int64(-1), np.int64(5)),
+        (np.uint64(7), np.int32(-3), np.int64(2**62)),
+        (np.uint64(0), 0, 0),
+        (np.uint64(123), 2**40, np.uint32(9)),
+    ]
+    want = [counter_hash(*c) for c in cases] + [mix64(np.uint64(2**63 + 11))]
+    with cpu.interpreted():
+        got = [counter_hash(*c) for c in cases] + [mix64(np.uint64(2**63 + 11))]
+    assert got == want and len(set(want)) == len(want)
