@@ -111,3 +111,14 @@ def test_cold_start_goals_name_what_is_over(capsys):
     cold_start._goals({"families": {"bipartite": slow, "suitor": ok}})
     out = capsys.readouterr().out
     assert "goals met" in out and "first LARGE call" in out and "bipartite 8.5" in out
+
+
+def test_warmup_compiles_where_small_calls_would_interpret():
+    from nx_gpumatch.config import get_config
+    from nx_gpumatch.cpu import matching as cm
+
+    spent = {k: v[1] for k, v in cpu._SPENT.items()}
+    with get_config()(interpret_small=True):
+        nx_gpumatch.warmup(["suitor"], progress=False)
+    assert {k: v[1] for k, v in cpu._SPENT.items()} == spent  # nothing ran interpreted
+    assert cm._suitor_run.serial.signatures  # the serial build is compiled (or loaded)
