@@ -188,7 +188,8 @@ def test_atomics_from_python():
         r4 = A.atomic_load(a, 1)
         A.atomic_store(a, 4, b)
         r5 = A.cas(a, 4, b, 1)
-        return r0, r1, r2, r3, r4, r5
+        r6 = A.cas(a, 2, 12345, 9)  # fails: a[2] is 7, stays 7
+        return r0, r1, r2, r3, r4, r5, r6
 
     for dtype in (np.int32, np.int64, np.uint32, np.uint64):
         start = np.array([-1, 2, 3, 4, 0], np.int64).astype(dtype)
