@@ -6,6 +6,7 @@ module imports only networkx's config base class.
 """
 
 import math
+import os
 
 from networkx.utils.configs import Config
 
@@ -33,6 +34,12 @@ class GpumatchConfig(Config):
         structure).
     louvain_fine_below : int
         Louvain: levels with fewer vertices use the fine threshold.
+    interpret_small : bool
+        Run a family's kernels interpreted (their Python source, same results)
+        on small inputs while they are not compiled yet, so a first call takes
+        milliseconds instead of a compile. False: always compile. The
+        environment variable NX_GPUMATCH_INTERPRET_SMALL=0 sets the default
+        to False (the test suite sets it, so child processes compile too).
     """
 
     device: str = "auto"
@@ -40,6 +47,7 @@ class GpumatchConfig(Config):
     gpu_min_edges: int = 200_000
     louvain_coarse_threshold: float = 1e-7
     louvain_fine_below: int = 100_000
+    interpret_small: bool = os.environ.get("NX_GPUMATCH_INTERPRET_SMALL", "1") != "0"
 
     def _on_setattr(self, key, value):
         if key == "device" and value not in _DEVICES:
@@ -66,4 +74,6 @@ class GpumatchConfig(Config):
         if key == "louvain_fine_below":
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"louvain_fine_below must be a non-negative int, got {value!r}")
+        if key == "interpret_small" and not isinstance(value, bool):
+            raise ValueError(f"interpret_small must be True or False, got {value!r}")
         return value

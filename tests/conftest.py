@@ -1,7 +1,12 @@
+import os
 import warnings
 
-import networkx as nx
-import pytest
+# The suite tests compiled kernels: no interpreted first calls (nx_gpumatch.cpu.run),
+# in this process and in the processes it starts. tests/test_interpreted.py asks for them.
+os.environ["NX_GPUMATCH_INTERPRET_SMALL"] = "0"
+
+import networkx as nx  # noqa: E402
+import pytest  # noqa: E402
 
 # Re-using a converted graph from networkx's cache is intended in these tests.
 nx.config.warnings_to_ignore.add("cache")
@@ -27,6 +32,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("gpu") is not None:  # keywords also hold folder names
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _compiled_kernels():
+    """Compiled kernels in every test, even where an earlier test changed the
+    setting and the environment variable came too late (networkx imported first)."""
+    from nx_gpumatch.config import get_config
+
+    with get_config()(interpret_small=False):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -80,14 +80,18 @@ def test_kernel_picks_build_by_size():
 def test_cold_start_benchmark_measures_a_fresh_process(tmp_path):
     from nx_gpumatch.benchmark import cold_start
 
-    r = cold_start.measure("suitor", str(tmp_path))
+    first, compiled = tmp_path / "first", tmp_path / "compiled"
+    r = cold_start.measure("suitor", str(first))
     assert r["ran"] == ["suitor"] and r["call"] > 0 and r["import"] > 0
     assert r["numba_on_import"] is False
-    assert any(tmp_path.rglob("*.nbi"))  # the child compiled into the given cache
+    assert not any(first.rglob("*.nbi"))  # a small first call is interpreted
+    r = cold_start.measure("suitor", str(compiled), interpret=False)
+    assert r["ran"] == ["suitor"] and any(compiled.rglob("*.nbi"))  # compiled into the cache
     out = tmp_path / "cold.json"
     assert cold_start.main(["--families", "suitor", "--no-all", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
-    assert set(data["families"]) == {"suitor"} and data["families"]["suitor"]["cold"] > 0
+    row = data["families"]["suitor"]
+    assert set(data["families"]) == {"suitor"} and row["cold"] > 0 and row["compile"] > 0
 
 
 def test_cold_start_goals_name_what_is_over(capsys):
@@ -103,3 +107,18 @@ def test_cold_start_goals_name_what_is_over(capsys):
     assert "all cold" in out and "suitor" not in out and "warm" not in out
     cold_start._goals({"families": {"suitor": ok}})
     assert "goals met" in capsys.readouterr().out
+    slow = dict(ok, compile=9.0, compile_cpu=8.5)
+    cold_start._goals({"families": {"bipartite": slow, "suitor": ok}})
+    out = capsys.readouterr().out
+    assert "goals met" in out and "first LARGE call" in out and "bipartite 8.5" in out
+
+
+def test_warmup_compiles_where_small_calls_would_interpret():
+    from nx_gpumatch.config import get_config
+    from nx_gpumatch.cpu import matching as cm
+
+    spent = {k: v[1] for k, v in cpu._SPENT.items()}
+    with get_config()(interpret_small=True):
+        nx_gpumatch.warmup(["suitor"], progress=False)
+    assert {k: v[1] for k, v in cpu._SPENT.items()} == spent  # nothing ran interpreted
+    assert cm._suitor_run.serial.signatures  # the serial build is compiled (or loaded)

@@ -91,7 +91,7 @@ def b_matching_edges(graph, b, algorithm="b_suitor", *, device=None, threads=Non
     from nx_gpumatch.cpu import b_matching as cb
 
     n = graph.num_nodes
-    with cpu.threads(threads):
+    with cpu.run("b_matching", graph.num_edges, threads):
         deg = graph.cached(
             "b_matching_usable_degree", lambda: cb.usable_degree(n, graph.indptr, graph.arc_rank())
         )

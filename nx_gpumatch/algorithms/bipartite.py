@@ -106,7 +106,7 @@ def solve(
     cmatch = np.full(nc, -1, np.int32)
     phases = 0
     work = None
-    with cpu.threads(threads):
+    with cpu.run("bipartite", bi.num_edges, threads):
         if init == "cheap":
             cb.init_cheap(nc, bi.cptr, bi.crows, rmatch, cmatch)
         elif init == "karp_sipser":
@@ -268,13 +268,15 @@ def _sides(G, top_nodes):
     """Boolean mask of the top side of a :class:`Graph`, by networkx's rules."""
     import networkx as nx
 
+    from nx_gpumatch import cpu
     from nx_gpumatch.cpu import bipartite as cb
 
     n = G.num_nodes
     if top_nodes is None:
         if n == 0:
             raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
-        colour, comps, conflict = cb.two_colour(n, G.indptr, G.indices)
+        with cpu.run("bipartite", G.num_edges):
+            colour, comps, conflict = cb.two_colour(n, G.indptr, G.indices)
         if comps > 1:
             raise nx.AmbiguousSolution("Disconnected graph: Ambiguous solution for bipartite sets.")
         if conflict >= 0 or G.has_loop.any():
@@ -369,6 +371,7 @@ def _nx_to_vertex_cover(G, matching, top_nodes=None):
     and the bottom nodes reached by alternating paths from free top nodes."""
     import networkx as nx
 
+    from nx_gpumatch import cpu
     from nx_gpumatch.cpu import bipartite as cb
 
     bi, tops, bottoms = _split(G, _sides(G, top_nodes))
@@ -386,7 +389,10 @@ def _nx_to_vertex_cover(G, matching, top_nodes=None):
         if col_of[i] >= 0 and row_of[j] >= 0:
             cmatch[col_of[i]] = row_of[j]
             rmatch[row_of[j]] = col_of[i]
-    row_cover, col_cover, ok = cb.konig_cover(bi.nrows, bi.ncols, bi.cptr, bi.crows, rmatch, cmatch)
+    with cpu.run("bipartite", bi.num_edges):
+        row_cover, col_cover, ok = cb.konig_cover(
+            bi.nrows, bi.ncols, bi.cptr, bi.crows, rmatch, cmatch
+        )
     if not ok:
         raise nx.NetworkXError("matching is not a maximum matching of G")
     labels = G.labels()

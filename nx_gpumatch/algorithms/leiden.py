@@ -95,7 +95,9 @@ def levels(
         order=order,
         max_passes=engine_mod.MAX_PASSES if passes is None else int(passes),
     )
-    return lv._with_progress(lv._with_threads(cpu, threads, gen), engine, progress, "Leiden")
+    return lv._with_progress(
+        lv._with_threads(cpu, threads, gen, "leiden", graph.num_edges), engine, progress, "Leiden"
+    )
 
 
 def _final(

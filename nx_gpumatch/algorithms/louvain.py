@@ -147,15 +147,16 @@ def levels(
         from nx_gpumatch import cpu
         from nx_gpumatch.cpu import louvain as engine_mod
 
-        gen = _with_threads(cpu, threads, engine_mod.louvain_levels(indptr, indices, w, loop, **kw))
+        gen = engine_mod.louvain_levels(indptr, indices, w, loop, **kw)
+        gen = _with_threads(cpu, threads, gen, "louvain", graph.num_edges)
     return _with_progress(gen, engine, progress)
 
 
-def _with_threads(cpu, threads, gen):
-    # Each step runs under the requested thread count, even when the caller
-    # interleaves other work between levels.
+def _with_threads(cpu, threads, gen, family, size):
+    # Each step runs under the requested thread count (and interpreted or
+    # compiled, see cpu.run), even when the caller interleaves other work.
     while True:
-        with cpu.threads(threads):
+        with cpu.run(family, size, threads):
             try:
                 item = next(gen)
             except StopIteration:

@@ -107,7 +107,7 @@ def _run(graph, algorithm, maxcardinality, device, seed, select, threads):
     if algorithm == "blossom":
         from nx_gpumatch import cpu
 
-        with cpu.threads(threads):
+        with cpu.run("exact", graph.num_edges, threads):
             return _exact(graph, maxcardinality)
     engine = resolve_device(device, graph.num_edges)
     if engine == "gpu":
@@ -120,7 +120,7 @@ def _run(graph, algorithm, maxcardinality, device, seed, select, threads):
     from nx_gpumatch.cpu import matching as cm
 
     n = graph.num_nodes
-    with cpu.threads(threads):
+    with cpu.run("matching", graph.num_edges, threads):
         if algorithm == "suitor":
             return cm.suitor(n, graph.indptr, graph.indices, graph.weights)
         usable = graph.num_usable()
@@ -236,7 +236,7 @@ def min_weight_matching(
     inp = convert(G, weight=weight, source=source, target=target)
     from nx_gpumatch import cpu
 
-    with cpu.threads(threads):
+    with cpu.run("exact", inp.graph.num_edges, threads):
         mate = _min_weight_mate(inp.graph)
     return matching_result(inp.graph, inp.kind, mate, weight=weight, inp=inp)
 

@@ -92,7 +92,8 @@ def prepare_preferences(men_prefs, women_prefs, *, threads=None):
             raise ValueError(
                 "men_prefs and women_prefs must both be dicts, or both arrays ((indptr, choices) tuples or 2-D arrays)"
             )
-        with cpu.threads(threads) as parts:
+        size = _num_entries(men_prefs) + _num_entries(women_prefs)
+        with cpu.run("stable_marriage", size, threads) as parts:
             men, women, (m_ptr, m_ch), (w_ptr, w_ch) = _from_dicts(men_prefs, women_prefs, parts)
     else:
         men = women = None
@@ -102,11 +103,16 @@ def prepare_preferences(men_prefs, women_prefs, *, threads=None):
     n_women = w_ptr.shape[0] - 1
     if max(n_men, n_women) >= 2**31 - 1:
         raise ValueError("at most 2**31 - 2 men and women are supported (int32 ids)")
-    with cpu.threads(threads) as parts:
+    with cpu.run("stable_marriage", m_ch.shape[0] + w_ch.shape[0], threads) as parts:
         _check_side(csm, m_ptr, m_ch, n_women, parts, men, women, "man", "woman")
         _check_side(csm, w_ptr, w_ch, n_men, parts, women, men, "woman", "man")
         ptr, packed = csm.mutual_lists(m_ptr, m_ch, w_ptr, w_ch, n_men, n_women, parts)
     return Preferences(n_men, n_women, ptr, packed, men, women)
+
+
+def _num_entries(prefs):
+    """Entries of a dict of lists (for cpu.run; bad lists are reported later)."""
+    return sum(len(v) if hasattr(v, "__len__") else 0 for v in prefs.values())
 
 
 def _as_prefs(men_prefs, women_prefs, threads=None):
@@ -316,7 +322,7 @@ def solve(prefs, *, algorithm="mcvitie_wilson", engine="parallel", threads=None,
     from nx_gpumatch import cpu
     from nx_gpumatch.cpu import stable_marriage as csm
 
-    with cpu.threads(threads) as parts:
+    with cpu.run("stable_marriage", prefs.num_entries, threads) as parts:
         if engine == "sequential":
             run = csm.mcvitie_wilson if algorithm == "mcvitie_wilson" else csm.gale_shapley
             word, nxt = run(prefs.ptr, prefs.packed, prefs.n_women)
@@ -450,10 +456,12 @@ def blocking_pair(matching, men_prefs, women_prefs=None):
     both rank each other.
     """
     prefs = _as_prefs(men_prefs, women_prefs)
+    from nx_gpumatch import cpu
     from nx_gpumatch.cpu import stable_marriage as csm
 
     mate = _mate_array(prefs, matching)
-    status, other = csm.blocking_status(prefs.ptr, prefs.packed, mate, prefs.n_women)
+    with cpu.run("stable_marriage", prefs.num_entries):
+        status, other = csm.blocking_status(prefs.ptr, prefs.packed, mate, prefs.n_women)
     bad = np.flatnonzero(status == 2)
     if bad.size:
         m = int(bad[0])

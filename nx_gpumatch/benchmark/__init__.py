@@ -21,6 +21,19 @@ PROBLEMS = (
 )
 
 
+def load(problem):
+    """Import the benchmark module of ``problem``. Every benchmark but
+    ``cold_start`` times compiled kernels only: small inputs would otherwise run
+    interpreted while their family is not compiled (see ``nx_gpumatch.cpu.run``)."""
+    import importlib
+
+    if problem != "cold_start":
+        from nx_gpumatch.config import get_config
+
+        get_config().interpret_small = False
+    return importlib.import_module(f"nx_gpumatch.benchmark.{problem}")
+
+
 def median_time(fn, repeat=5, warmup=1):
     """Median wall time of fn() over ``repeat`` runs (after ``warmup`` untimed ones),
     and the last result."""

@@ -1,7 +1,6 @@
-import importlib
 import sys
 
-from nx_gpumatch.benchmark import PROBLEMS
+from nx_gpumatch.benchmark import PROBLEMS, load
 
 
 def main(argv=None):
@@ -9,7 +8,7 @@ def main(argv=None):
     if not argv or argv[0] not in PROBLEMS:
         print(f"usage: python -m nx_gpumatch.benchmark {{{','.join(PROBLEMS)}}} [options]")
         return 2
-    return importlib.import_module(f"nx_gpumatch.benchmark.{argv[0]}").main(argv[1:])
+    return load(argv[0]).main(argv[1:])
 
 
 if __name__ == "__main__":

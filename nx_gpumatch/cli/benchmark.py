@@ -26,12 +26,11 @@ def add_command(subparsers):
 
 
 def run(args):
-    import importlib
-
+    from nx_gpumatch.benchmark import load
     from nx_gpumatch.cli._common import CliError
 
     try:
-        module = importlib.import_module(f"nx_gpumatch.benchmark.{args.problem}")
+        module = load(args.problem)
     except ImportError as exc:  # an anchor package is missing
         raise CliError(
             f"{exc}; install the benchmark extra: pip install 'nx-gpumatch[bench]'"

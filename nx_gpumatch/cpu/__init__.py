@@ -1,9 +1,14 @@
 """Numba (CPU) engine. Kernels compile on first use and are cached on disk.
 
-Importing this package does not import Numba; the kernel modules do.
+Small inputs of a family whose kernels are not compiled yet run the same
+kernels interpreted (their Python source) instead of waiting seconds for the
+compiler: see :func:`run`. Importing this package does not import Numba; the
+kernel modules do.
 """
 
 import contextlib
+import contextvars
+import os
 import types
 
 # Inputs with fewer work items than this run the serial build of a
@@ -11,6 +16,112 @@ import types
 # input then compiles no parallel code (parallel builds compile several times
 # slower). Tests set it to 0 to run the parallel builds on small inputs.
 PARALLEL_MIN = 1 << 15
+
+# None: kernels called from Python run compiled. A set: they run interpreted
+# (their Python source) and record themselves in it. False: compiled, and
+# :func:`run` may not switch to interpreted.
+_INTERPRETING = contextvars.ContextVar("nx_gpumatch_interpreting", default=None)
+
+# Largest input that a family runs interpreted while its kernels are not
+# compiled: edges (graphs), stored entries (bipartite: of the matrix; stable
+# marriage: of both sides' lists). Measured so that an interpreted call takes
+# at most ~0.3 s on a loaded 2-core machine (random inputs; see
+# python -m nx_gpumatch.benchmark cold_start --limits).
+INTERPRET_MAX = {
+    "graph": 20000,  # building the CSR form
+    "matching": 4000,
+    "exact": 1000,
+    "b_matching": 3000,
+    "stable_marriage": 8000,
+    "louvain": 3000,
+    "leiden": 1000,
+    "bipartite": 5000,
+}
+# Interpreted seconds a family may spend in one process; past them its next
+# call compiles (many small calls are faster compiled).
+INTERPRET_BUDGET = 2.0
+_SPENT = {}  # family -> [kernels its interpreted calls reached, seconds]
+
+
+def njit(*args, **options):
+    """``numba.njit`` with all its call forms (``@njit``, ``@njit(cache=True,
+    ...)``, ``njit(sig)(fn)``), making a dispatcher that also runs its Python
+    source while :func:`interpreted` is on. Compiled code, the disk cache and
+    calls between jitted functions are numba's, unchanged, except that given
+    signatures compile at the first call instead of at import."""
+    import numba
+
+    from nx_gpumatch.cpu._dispatch import adopt
+
+    if args and not callable(args[0]):  # signature(s): compiled lazily
+        sigs = args[0] if isinstance(args[0], list) else [args[0]]
+        made = numba.njit(*args[1:], **options)
+        return lambda fn: adopt(made(fn), sigs)
+    made = numba.njit(*args, **options)
+    if isinstance(made, numba.core.dispatcher.Dispatcher):
+        return adopt(made)
+    return lambda fn: adopt(made(fn))
+
+
+@contextlib.contextmanager
+def interpreted(on=True):
+    """Kernels called from Python in this block run interpreted (``on=True``),
+    or compiled with no switch to interpreted by :func:`run` (``on=False``).
+    Interpreted kernels give the compiled kernels' results, only slower."""
+    import numpy as np
+
+    token = _INTERPRETING.set(set() if on else False)
+    try:
+        if on:
+            with np.errstate(over="ignore"):  # uint64 hashes wrap, as compiled
+                yield
+        else:
+            yield
+    finally:
+        _INTERPRETING.reset(token)
+
+
+def _on_disk(disp):
+    try:  # Numba's cache index of this function (private layout: may change)
+        return os.path.exists(disp._cache._cache_file._index_path)
+    except AttributeError:
+        return False
+
+
+def should_interpret(family, size):
+    """True when a call of ``family`` on an input of ``size`` should run
+    interpreted: the config allows it, the input is at most
+    ``INTERPRET_MAX[family]``, the family has not used up its interpreted time,
+    and the kernels its earlier interpreted calls reached are neither compiled
+    in this process nor in the disk cache (unknown before the first call)."""
+    from nx_gpumatch.config import get_config
+
+    if not get_config().interpret_small or size > INTERPRET_MAX.get(family, -1):
+        return False
+    used, spent = _SPENT.get(family, (set(), 0.0))
+    if spent >= INTERPRET_BUDGET:
+        return False
+    return not (used and all(d.signatures or _on_disk(d) for d in used))
+
+
+@contextlib.contextmanager
+def run(family, size, n_threads=None):
+    """:func:`threads` for one call of a family's kernels, interpreted when
+    :func:`should_interpret` says so (and nothing decided it already)."""
+    import time
+
+    with threads(n_threads) as n:
+        if _INTERPRETING.get() is not None or not should_interpret(family, size):
+            yield n
+            return
+        t = time.perf_counter()
+        with interpreted():
+            try:
+                yield n
+            finally:
+                rec = _SPENT.setdefault(family, [set(), 0.0])
+                rec[0] |= _INTERPRETING.get()
+                rec[1] += time.perf_counter() - t
 
 
 @contextlib.contextmanager
@@ -63,8 +174,6 @@ class Kernel:
     """
 
     def __init__(self, fn, options):
-        from numba import njit
-
         options = dict(options)
         parallel = options.pop("parallel", True)  # True or a ParallelOptions
         self.__wrapped__ = fn

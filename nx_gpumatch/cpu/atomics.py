@@ -4,11 +4,85 @@ Numba has no CPU atomics, so these emit LLVM ``cmpxchg`` / ``atomicrmw`` / atomi
 loads directly. All are sequentially consistent. In a spin loop, use the value a
 CAS returns instead of re-reading the array: a plain read may be hoisted out of
 the loop by the optimizer and the loop then never sees the other thread's write.
+
+Called from Python (kernels run interpreted, one thread) each one is a plain
+read-modify-write with the same result: values are converted to the array's
+dtype as the compiled code converts them (integers wrap).
 """
 
+import numpy as np
 from numba import types
 from numba.core import cgutils
+from numba.core.extending import _Intrinsic
 from numba.extending import intrinsic
+
+
+class _Interpretable(_Intrinsic):
+    """An intrinsic that, called from Python, runs a Python function of the same
+    meaning (Numba's own intrinsics raise there). Jitted code is unchanged."""
+
+    def __call__(self, *args):
+        return self._python(*args)
+
+    def _reduce_states(self):
+        return dict(super()._reduce_states(), python=self._python)
+
+    @classmethod
+    def _rebuild(cls, uuid, name, defn, python):
+        llc = super()._rebuild(uuid, name, defn)
+        llc.__class__ = cls
+        llc._python = python
+        return llc
+
+
+def in_python(python):
+    """Decorator for an ``@intrinsic``: calls from Python run ``python``."""
+
+    def attach(intr):
+        intr.__class__ = _Interpretable
+        intr._python = python
+        return intr
+
+    return attach
+
+
+def _cast(arr, value):
+    # as LLVM's integer cast: keep the low bits (np.uint64(-1) would raise)
+    return np.asarray(value).astype(arr.dtype, casting="unsafe")[()]
+
+
+def _py_cas(arr, idx, expected, desired):
+    old = arr[idx]
+    if old == _cast(arr, expected):
+        arr[idx] = _cast(arr, desired)
+    return old
+
+
+def _py_add(arr, idx, val):
+    old = arr[idx]
+    arr[idx : idx + 1] += _cast(arr, val)  # array arithmetic wraps silently
+    return old
+
+
+def _py_max(arr, idx, val):
+    old = arr[idx]
+    arr[idx] = max(old, _cast(arr, val))
+    return old
+
+
+def _py_min(arr, idx, val):
+    old = arr[idx]
+    arr[idx] = min(old, _cast(arr, val))
+    return old
+
+
+def _py_load(arr, idx):
+    return arr[idx]
+
+
+def _py_store(arr, idx, val):
+    arr[idx] = _cast(arr, val)
+
 
 __all__ = ["cas", "atomic_add", "atomic_max", "atomic_min", "atomic_load", "atomic_store"]
 
@@ -28,6 +102,7 @@ def _check(arr, idx):
         raise TypeError("atomic ops need an integer index")
 
 
+@in_python(_py_cas)
 @intrinsic
 def cas(typingctx, arr, idx, expected, desired):
     """Compare-and-swap arr[idx]: if it equals expected, store desired.
@@ -46,7 +121,8 @@ def cas(typingctx, arr, idx, expected, desired):
     return dt(arr, idx, expected, desired), codegen
 
 
-def _rmw(op_signed, op_unsigned):
+def _rmw(op_signed, op_unsigned, python):
+    @in_python(python)
     @intrinsic
     def rmw(typingctx, arr, idx, val):
         _check(arr, idx)
@@ -64,14 +140,15 @@ def _rmw(op_signed, op_unsigned):
     return rmw
 
 
-atomic_add = _rmw("add", "add")
+atomic_add = _rmw("add", "add", _py_add)
 atomic_add.__doc__ = "arr[idx] += val atomically; returns the old value."
-atomic_max = _rmw("max", "umax")
+atomic_max = _rmw("max", "umax", _py_max)
 atomic_max.__doc__ = "arr[idx] = max(arr[idx], val) atomically; returns the old value."
-atomic_min = _rmw("min", "umin")
+atomic_min = _rmw("min", "umin", _py_min)
 atomic_min.__doc__ = "arr[idx] = min(arr[idx], val) atomically; returns the old value."
 
 
+@in_python(_py_load)
 @intrinsic
 def atomic_load(typingctx, arr, idx):
     """Atomic (acquire) read of arr[idx]; never hoisted out of a loop."""
@@ -88,6 +165,7 @@ def atomic_load(typingctx, arr, idx):
     return dt(arr, idx), codegen
 
 
+@in_python(_py_store)
 @intrinsic
 def atomic_store(typingctx, arr, idx, val):
     """Atomic (release) write of arr[idx] = val."""

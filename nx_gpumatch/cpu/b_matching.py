@@ -14,13 +14,13 @@ compares ranks, since a row never holds the same edge twice.
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import prange, types
 from numba.core import cgutils
 from numba.core.cpu import ParallelOptions
 from numba.extending import intrinsic
 
-from nx_gpumatch.cpu import kernel
-from nx_gpumatch.cpu.atomics import atomic_add, atomic_load, atomic_store, cas
+from nx_gpumatch.cpu import kernel, njit
+from nx_gpumatch.cpu.atomics import atomic_add, atomic_load, atomic_store, cas, in_python
 
 NO_RANK = 0x7FFFFFFF
 LOW = np.int64(0xFFFFFFFF)
@@ -60,6 +60,7 @@ BLOCK = 512
 PARALLEL_MIN = 20000
 
 
+@in_python(lambda arr, idx: None)
 @intrinsic
 def prefetch(typingctx, arr, idx):
     """Hint that arr[idx] will be read soon (llvm.prefetch); never faults."""

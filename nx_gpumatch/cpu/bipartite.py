@@ -21,8 +21,9 @@ or which Karp-Sipser thread, claims a vertex); its cardinality never does.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.atomics import atomic_add, atomic_store, cas
 
 UNSEEN = np.int32(0x7FFFFFFF)  # BFS level of a column not reached

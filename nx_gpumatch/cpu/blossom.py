@@ -41,7 +41,9 @@ expanding never copy vertex lists.
 """
 
 import numpy as np
-from numba import njit, types
+from numba import types
+
+from nx_gpumatch.cpu import njit
 
 # Argument types of small helpers called with constants and with int32 or int64
 # ids: one explicit signature each, instead of one compiled copy per literal

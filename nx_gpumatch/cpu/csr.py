@@ -1,12 +1,11 @@
 """Numba helpers that build the CSR arrays of :class:`nx_gpumatch.Graph`."""
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from nx_gpumatch.cpu import kernel
+from nx_gpumatch.cpu import kernel, njit, run
 
 
-@njit(cache=True)
 def build_csr(n, src, dst, weight):
     """Symmetric CSR from unique undirected edges with src < dst, sorted by (src, dst).
 
@@ -14,6 +13,12 @@ def build_csr(n, src, dst, weight):
     the arcs of edges (lo, r) (columns lo < r, in edge order) are placed before those
     of edges (r, hi) (columns hi > r, in edge order), a stable counting sort.
     """
+    with run("graph", src.shape[0]):  # a small graph's first build: interpreted
+        return _build_csr(n, src, dst, weight)
+
+
+@njit(cache=True)
+def _build_csr(n, src, dst, weight):
     m = src.shape[0]
     deg = np.zeros(n + 1, np.int64)
     for e in range(m):
@@ -82,7 +87,8 @@ def edge_order(weight):
     keys = ((~ordered) >> np.uint64(32)) << np.uint64(32)
     keys |= np.arange(m, dtype=np.uint64)
     keys.sort()
-    order, ok = _fix_groups(keys, w)
+    with run("graph", m):
+        order, ok = _fix_groups(keys, w)
     if not ok:
         order = np.argsort(-w, kind="stable")
     return order

@@ -28,9 +28,9 @@ results depend on the seed, never on the number of threads.
 
 import numba
 import numpy as np
-from numba import njit
 
 from nx_gpumatch.cpu import louvain as cl
+from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.random import counter_hash
 
 # Randomness of the refinement's choice (the paper's theta).

@@ -45,8 +45,9 @@ import types
 
 import numba
 import numpy as np
-from numba import get_thread_id, njit, prange
+from numba import get_thread_id, prange
 
+from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.random import mix64
 
 # Upper degree bounds of the optimisation buckets (the last bucket is > 319),

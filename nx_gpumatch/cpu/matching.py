@@ -10,9 +10,9 @@ Results are ``mate`` arrays: mate[v] is v's partner, -1 if unmatched.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from nx_gpumatch.cpu import kernel
+from nx_gpumatch.cpu import kernel, njit
 from nx_gpumatch.cpu.atomics import atomic_add, cas
 from nx_gpumatch.cpu.random import counter_hash
 from nx_gpumatch.cpu.stable_marriage import prefetch

@@ -3,7 +3,8 @@
 thread count. kernels/*.cu use the same functions on the GPU."""
 
 import numpy as np
-from numba import njit
+
+from nx_gpumatch.cpu import njit
 
 
 @njit(cache=True, inline="always")

@@ -15,12 +15,12 @@ woman he could win. Every engine returns the unique man-optimal matching.
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from nx_gpumatch.cpu import kernel
-from nx_gpumatch.cpu.atomics import cas
+from nx_gpumatch.cpu import kernel, njit
+from nx_gpumatch.cpu.atomics import cas, in_python
 from nx_gpumatch.cpu.random import counter_hash
 
 LOW = np.int64(0xFFFFFFFF)
@@ -45,6 +45,7 @@ TRANSPOSE_BLOCK = 1 << 27
 
 
 # ------------------------------------------------------------ helpers
+@in_python(lambda arr, idx: None)
 @intrinsic
 def prefetch(typingctx, arr, idx):
     """Hint that arr[idx] is read soon (llvm.prefetch: read, keep in all levels)."""

@@ -17,8 +17,9 @@ offer does not beat is always right.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.atomics import atomic_add, atomic_load, cas
 from nx_gpumatch.cpu.b_matching import (
     AHEAD,

@@ -4,7 +4,8 @@ dominant edges and are matched. Rows come best-first from the CPU engine's
 ``sorted_adjacency``."""
 
 import numpy as np
-from numba import njit
+
+from nx_gpumatch.cpu import njit
 
 
 @njit(cache=True)
