@@ -633,3 +633,16 @@ def test_optimise_seq_equals_optimise_one_by_one(seed):
     (c1, q1, m1, s1), (c2, q2, m2, s2) = out
     assert c1.tolist() == c2.tolist() and (q1, m1, s1) == (q2, m2, s2)
     assert m1 > 0
+
+
+def test_benchmark_planted_seeds(capsys):
+    """The PLM benchmark on planted partitions of several seeds reports each
+    and their mean."""
+    pytest.importorskip("networkit")
+    from nx_gpumatch.benchmark import louvain as bench
+
+    argv = ["--skip-plm", "--skip-networkx", "--planted", "3000", "--planted-seeds", "1,2"]
+    assert bench.main([*argv, "--repeat", "1", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "(seed 1)" in out and "(seed 2)" in out
+    assert "planted, seeds 1,2: mean time ratio" in out

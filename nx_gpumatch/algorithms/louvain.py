@@ -5,7 +5,8 @@ the method stops) behave as in ``networkx.community.louvain_communities``; the
 engines are the GPU Louvain of Naim et al. 2017 and its CPU counterpart (see
 :mod:`nx_gpumatch.cpu.louvain`). ``threshold`` only decides whether another
 level follows; a level's sweeps run until they gain almost nothing: small
-levels to a local optimum, large ones (swept in parallel batches) until a
+levels to a local optimum, large ones (swept in parallel batches after a
+first sweep one vertex at a time, where the clusters form) until a
 sweep gains under 1e-4 of what the level has gained (levels with at least
 ``louvain_fine_below`` vertices, config, may stop earlier at
 ``louvain_coarse_threshold``).

@@ -11,7 +11,9 @@ Halappanavar, Tumeo 2017. One level = modularity optimisation + aggregation:
   as the level has vertices (more if a bucket would need over MAX_BATCHES),
   so a vertex has about one neighbour moving blindly with it; levels with few
   arcs go one vertex at a time, as the sequential method does. Batches are redrawn every
-  sweep so that vertices undoing each other's moves do not meet again.
+  sweep so that vertices undoing each other's moves do not meet again. A
+  batched level's first sweep still goes one vertex at a time (LEAD_SWEEPS):
+  clusters form there, and blind simultaneous moves freeze small mixed ones.
 * A vertex joins the neighbouring community of largest gain; ties go to the
   lowest priority (position in the vertex order, which a seed may shuffle). A
   singleton may join a singleton of the same batch only if that one has the
@@ -84,6 +86,17 @@ RUN = 16
 # At most this many commit batches per bucket and sweep: each costs the
 # threads a meeting, which dominates when a dense level is swept many times.
 MAX_BATCHES = 4
+
+# Levels swept in batches begin with this many sweeps one vertex at a time.
+# The first sweep, from singletons, makes most of a level's moves; made
+# together with stale data they pair vertices along their heaviest edges into
+# many small mixed clusters, a local optimum (Q 0.13 on the weighted planted
+# partition of the benchmark) from which no later level recovers the
+# structure. One at a time, each vertex sees the clusters formed before it and
+# clusters can grow (Q 0.20 up to 0.45 there). It costs one single-threaded
+# pass over the arcs, about what the batched sweep costs on two threads with
+# its set-up, and the later sweeps move fewer vertices.
+LEAD_SWEEPS = 1
 
 # Levels with fewer arcs are swept one vertex at a time, as the sequential
 # method does (quality is best so and the sweep runs on one thread anyway).
@@ -594,6 +607,33 @@ def _level_state(indptr, indices, w, loop, k, init):
     return comm, a, size, inner
 
 
+# What a level does after a sweep (see _after_sweep).
+_GO_ON, _STOP, _SWEEP_ALL, _UNDO = 0, 1, 2, 3
+
+
+@njit(cache=True, inline="always")
+def _after_sweep(moved, q, q_new, q_start, threshold, rel_tol, full, confirm):
+    """The sweep-ending rule of both optimisers: _UNDO when the sweep lowered
+    modularity; when it moved nothing or gained at most max(threshold,
+    rel_tol * the level's gain), _STOP, or with ``confirm`` after a sweep that
+    skipped vertices, _SWEEP_ALL (those vertices' gains changed through
+    community degrees: only a sweep over all of them may end the level);
+    else _GO_ON."""
+    if moved > 0:
+        if q_new < q:
+            return _UNDO
+        if q_new - q > max(threshold, rel_tol * (q_new - q_start)):
+            return _GO_ON
+    return _STOP if full or not confirm else _SWEEP_ALL
+
+
+@njit(cache=True)
+def _copy_state(comm, a, size, comm2, a2, size2):
+    _copy(comm, comm2)
+    _copy(a, a2)
+    _copy(size, size2)
+
+
 @njit(cache=True)
 def optimise_seq(
     indptr,
@@ -642,9 +682,7 @@ def optimise_seq(
         sweeps += 1
         full = all_active
         all_active = False
-        _copy(comm, keep_comm)
-        _copy(a, keep_a)
-        _copy(size, keep_size)
+        _copy_state(comm, a, size, keep_comm, keep_a, keep_size)
         keep_sq = sq
         keep_inner = inner
         moved, dsq, dinner = _sweep_one_by_one(
@@ -667,26 +705,19 @@ def optimise_seq(
         )
         sq += dsq
         inner += dinner
-        if moved == 0:
-            if full or not confirm:
-                break
-            active[:] = 1
-            all_active = True
-            continue
         q_new = inner / m2 - resolution * sq / (m2 * m2)
-        if q_new < q:
-            _copy(keep_comm, comm)
-            _copy(keep_a, a)
-            _copy(keep_size, size)
+        act = _after_sweep(moved, q, q_new, q_start, threshold, rel_tol, full, confirm)
+        if act == _UNDO:
+            _copy_state(keep_comm, keep_a, keep_size, comm, a, size)
             sq = keep_sq
             inner = keep_inner
             break  # one vertex at a time lost modularity: only rounding can
-        total += moved
-        gain = q_new - q
-        q = q_new
-        if gain <= max(threshold, rel_tol * (q - q_start)):
-            if full or not confirm:
-                break
+        if moved > 0:
+            total += moved
+            q = q_new
+        if act == _STOP:
+            break
+        if act == _SWEEP_ALL:
             active[:] = 1
             all_active = True
     return comm, q, total, sweeps
@@ -756,9 +787,7 @@ def optimise(
         sweeps += 1
         full = all_active  # does this sweep look at every vertex?
         all_active = False
-        _copy(comm, keep_comm)
-        _copy(a, keep_a)
-        _copy(size, keep_size)
+        _copy_state(comm, a, size, keep_comm, keep_a, keep_size)
         keep_sq = sq
         keep_inner = inner
         moved = 0
@@ -842,20 +871,10 @@ def optimise(
             sq += dsq
             inner += dinner
             moved += cnt
-        if moved == 0:
-            if full or not confirm:
-                break
-            # Vertices not next to a move were skipped, yet moves elsewhere
-            # changed the community degrees their gains depend on: the level
-            # ends only after a sweep over all of them.
-            active[:] = 1
-            all_active = True
-            continue
         q_new = inner / m2 - resolution * sq / (m2 * m2)
-        if q_new < q:
-            _copy(keep_comm, comm)
-            _copy(keep_a, a)
-            _copy(keep_size, size)
+        act = _after_sweep(moved, q, q_new, q_start, threshold, rel_tol, full, confirm)
+        if act == _UNDO:
+            _copy_state(keep_comm, keep_a, keep_size, comm, a, size)
             sq = keep_sq
             inner = keep_inner
             if batch_arcs <= 1:
@@ -867,12 +886,12 @@ def optimise(
             active[:] = 1
             all_active = True
             continue
-        total += moved
-        gain = q_new - q
-        q = q_new
-        if gain <= max(threshold, rel_tol * (q - q_start)):
-            if full or not confirm:
-                break
+        if moved > 0:
+            total += moved
+            q = q_new
+        if act == _STOP:
+            break
+        if act == _SWEEP_ALL:
             active[:] = 1
             all_active = True
     return comm, q, total, sweeps
@@ -1070,6 +1089,36 @@ def _thread_rows(pos):
     return pos, (_CHUNKS_PER_THREAD * threads if threads > 1 else 1)
 
 
+def with_lead_sweeps(run, lead):
+    """``run`` (:func:`optimise` or a twin) preceded by ``lead`` sweeps one
+    vertex at a time (:func:`optimise_seq`); same arguments and returns. The
+    lead sweeps count towards ``max_sweeps``; the relative tolerance of the
+    batched sweeps is taken of the gain after them."""
+    if lead <= 0:
+        return run
+
+    def led(*args):
+        args = list(args)
+        max_sweeps = args[_MAX_SWEEPS_ARG]
+        seq = list(args)
+        seq[_MAX_SWEEPS_ARG] = min(lead, max_sweeps)
+        seq[_REL_TOL_ARG] = 0.0
+        seq[_CONFIRM_ARG] = False
+        comm, q, moves, sweeps = optimise_seq(*seq)
+        if moves == 0 or sweeps >= max_sweeps:
+            return comm, q, moves, sweeps
+        args[_MAX_SWEEPS_ARG] = max_sweeps - sweeps
+        args[_INIT_ARG] = comm
+        comm, q, more, later = run(*args)
+        return comm, q, moves + more, sweeps + later
+
+    return led
+
+
+# positions in the argument list of optimise / optimise_seq
+_MAX_SWEEPS_ARG, _INIT_ARG, _REL_TOL_ARG, _CONFIRM_ARG = 19, 20, 21, 22
+
+
 def louvain_levels(
     indptr,
     indices,
@@ -1086,6 +1135,7 @@ def louvain_levels(
     sequential_arcs=SEQUENTIAL_ARCS,
     parallel_min_arcs=None,
     max_sweeps=MAX_SWEEPS,
+    lead_sweeps=LEAD_SWEEPS,
     m2=None,
     q0=None,
     first_level=0,
@@ -1111,6 +1161,8 @@ def louvain_levels(
     ``rel_tol`` and ``confirm`` end the sweeps of levels swept in batches as in
     :func:`optimise` (``rel_tol=0, confirm=True``: only at a local optimum, the
     GPU engine's rule); levels swept one vertex at a time always end there.
+    Levels swept in batches begin with ``lead_sweeps`` sweeps one vertex at a
+    time (none when ``sequential_arcs`` is 0).
 
     ``m2``, ``q0`` and ``first_level`` continue a run begun elsewhere (the GPU
     engine hands small levels over): the original graph's total degree, the
@@ -1147,6 +1199,8 @@ def louvain_levels(
     par_floor = PARALLEL_MIN_ARCS if parallel_min_arcs is None else parallel_min_arcs
     threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(sequential_arcs, par_floor)
     run_level = optimise if threaded else optimise_1
+    # sequential_arcs=0: no sweep one vertex at a time (the GPU engine's layout)
+    run_level = with_lead_sweeps(run_level, lead_sweeps if sequential_arcs > 0 else 0)
     merge_level = aggregate if threaded else aggregate_1
     level = first_level
     measured = None
