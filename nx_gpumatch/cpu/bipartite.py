@@ -26,7 +26,7 @@ from numba import njit, prange
 from nx_gpumatch.cpu.atomics import atomic_add, atomic_store, cas
 
 UNSEEN = np.int32(0x7FFFFFFF)  # BFS level of a column not reached
-# BFS level of a dead column (see _dfs_kuhn): never entered by a search, never a
+# BFS level of a dead column (see _dfs_pass): never entered by a search, never a
 # layer (no level + 1 equals it), and inside the cover's reached set (not UNSEEN)
 DEAD = np.int32(-1)
 ENDPOINT = np.int32(-2)  # rmatch of a free row claimed as the end of a path
@@ -315,7 +315,7 @@ def alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, stop_a
     """Layers of the alternating BFS from all free columns (level-synchronous,
     each level on all threads). dist[c] = level of column c (UNSEEN if not
     reached, DEAD for the columns marked in ``dead``, which the search skips:
-    no augmenting path enters them, see :func:`_dfs_kuhn`). Returns (hit, work): hit is the level whose expansion met a free
+    no augmenting path enters them, see :func:`_dfs_pass`). Returns (hit, work): hit is the level whose expansion met a free
     row (the length, in columns, of the shortest augmenting paths), or -1;
     work is the number of edges scanned. With ``stop_at_free`` the search ends
     at that level; otherwise it runs to the end."""
@@ -388,26 +388,27 @@ def _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via):
 
 
 @njit(cache=True)
-def _dfs_kuhn(
+def _dfs_pass(
     ncols, cptr, crows, rmatch, cmatch, seen, stamp, it, stack, via, reached, dead, budget
 ):
-    """Plain DFS augmentation (no layers) from each free column in turn, each
-    search with its own ``seen`` stamp (a row entered at most once per search),
-    stopping once ``budget`` edges are scanned. It finds long augmenting paths
-    that shortest-path phases would take one per phase (deep layered inputs).
+    """One pass of plain DFS augmentation (no layers) from each free column in
+    turn, a row entered at most once per pass, stopping once ``budget`` edges
+    are scanned. It finds long augmenting paths that shortest-path phases would
+    take one per phase (deep layered inputs). Each search has its own stamp in
+    ``seen`` (rows with a stamp above the pass's first were entered in the pass).
 
-    A search that fails proves its columns dead for good: every row next to a
-    column it reached was entered (its mate reached) or has a dead mate, so the
-    reached set is closed under alternating steps and holds no free row. An
-    augmenting path entering it could never leave it, so none ever does, its
-    matching never changes and it stays closed (the Hungarian-tree argument;
-    dead-vertex marking in Duff, Kaya and Ucar 2011). Dead columns are skipped
-    by every later search, so all failed searches together scan each edge
-    about once: without this, each of many unmatchable free columns re-explored
-    the same large region in every pass (deep layered inputs), and a random
-    graph's unmatchable columns did the same.
+    A failed search that skipped no row entered by another search of the pass
+    proves its columns dead for good: every row next to a column it reached was
+    entered by it (its mate reached) or has a dead mate, so the reached set is
+    closed under alternating steps and holds no free row. An augmenting path
+    entering it could never leave it, so none ever does, its matching never
+    changes and it stays closed (the Hungarian-tree argument; dead vertices as
+    in Duff, Kaya and Ucar 2011). Later searches, the BFS phases and the final
+    search skip dead columns: unmatchable free columns stop re-exploring the
+    same region in every phase (deep layered inputs). A search that did skip
+    such a row proves nothing (that row's search may have changed the matching).
 
-    With the phase's own work as budget a round at most doubles a
+    With the phase's own work as budget a pass at most doubles a
     Hopcroft-Karp phase, keeping the O(m sqrt(n)) bound.
     Returns (augmented, edges scanned, last stamp used)."""
     augmented = 0
@@ -504,7 +505,7 @@ def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
         if limit >= DEEP_PHASE:  # passes while they find paths, within the phase's work
             budget = w + w2
             while budget > 0:
-                got, w3, stamp = _dfs_kuhn(
+                got, w3, stamp = _dfs_pass(
                     ncols, cptr, crows, rmatch, cmatch, seen, stamp, it, stack, via, reached,
                     dead, budget,
                 )  # fmt: skip
