@@ -9,7 +9,9 @@ The graph is a biadjacency in CSR by column: the rows adjacent to column c are
   Karp-Sipser on all threads (Azad et al. 2012).
 * ``hopcroft_karp``: level-synchronous BFS from all free columns on all
   threads, then sequential DFS along the layers for a maximal set of shortest
-  augmenting paths: O(m sqrt(n)) whatever the input's shape.
+  augmenting paths: O(m sqrt(n)) whatever the input's shape. After deep phases,
+  plain DFS passes (alternating scan directions) within twice the phase's work;
+  a failed search retires the columns it reached for good (``dead``).
 * ``augment_bfs``: APFB / APsB of Deveci et al. 2013 (the GPU algorithm, here
   with a frontier queue instead of a scan of all columns per level).
 * ``konig_cover``: alternating BFS from the free columns on the final matching;
