@@ -442,12 +442,12 @@ def _dfs_pass(
                 r = crows[k]
                 it[c] += 1
                 work += 1
+                c2 = rmatch[r]
+                if c2 >= 0 and dead[c2]:  # before `seen`: a dead search's rows spoil no proof
+                    continue
                 if seen[r] > base:
                     if seen[r] != stamp:
                         proven = False
-                    continue
-                c2 = rmatch[r]
-                if c2 >= 0 and dead[c2]:
                     continue
                 seen[r] = stamp
                 via[top] = r
