@@ -95,6 +95,28 @@ def test_hopcroft_karp_work_stays_bounded(init):
     assert stats["work"] <= 13 * bi.num_edges
 
 
+@pytest.mark.parametrize("algo", ["auto", "hopcroft_karp"])
+def test_adversarial_work_per_edge_does_not_grow(algo, nthreads):
+    # The engines count the edges their searches scan: a bound on work / m,
+    # not on the clock. Deep layered inputs take ~7-9 scans of the graph (a few
+    # dozen augmenting paths, each thousands of levels long, whatever the
+    # size; 13-19 before dead columns and alternating scan directions, which
+    # the bound of 14 catches); every other generator takes at most ~2. A shape
+    # whose count grows with the size (the sqrt(n) of Hopcroft-Karp's bound, or
+    # worse) fails the second check: 4x the size may add 30% and one scan.
+    per_edge = {}
+    for size in (16_000, 64_000):
+        for kind in sorted(GENERATORS):
+            bi, _ = bp.Biadjacency.from_scipy(bipartite_graph(kind, size, seed=0))
+            stats = {}
+            bp.solve(bi, algorithm=algo, device="cpu", stats=stats)  # raises if not proved
+            per_edge[kind, size] = stats["work"] / max(bi.num_edges, 1)
+            assert per_edge[kind, size] <= (14 if kind == "layered" else 3), (kind, size)
+    for kind in GENERATORS:
+        small, big = per_edge[kind, 16_000], per_edge[kind, 64_000]
+        assert big <= 1.3 * small + 1.0, (kind, small, big)
+
+
 @pytest.mark.parametrize("limit", [0, 1, 3])
 def test_auto_hands_over_to_hopcroft_karp(limit, monkeypatch, nthreads):
     # after `limit` APFB phases Hopcroft-Karp finishes from the same matching

@@ -1,15 +1,20 @@
 """Bipartite matching benchmark against scipy and igraph, same process.
 
-    python -m nx_gpumatch.benchmark bipartite [--size N] [--repeat R] [--adversarial-size S]
+    python -m nx_gpumatch.benchmark bipartite [--size N] [--repeat R] [--adversarial-size S,...]
 
 Part 1: a random graph (N rows, N columns, 8N edges) and an R-MAT-like
 power-law graph of the same size. Every time is the median of R runs on a
 prebuilt matrix (scipy: CSR; igraph: a prebuilt Graph and its types); ours
 includes the initial matching and the Konig cover proof.
 
-Part 2: every adversarial generator at size S: our time per edge against the
-random graph's, and scipy's time where it finishes within --scipy-limit
-seconds (it runs in a subprocess that is killed past the limit).
+Part 2: every adversarial generator at each size S: our time per edge against
+the random graph's of the same size, the edges our searches scanned per edge
+(work / m, independent of the machine's load), and scipy's time where it
+finishes within --scipy-limit seconds (it runs in a subprocess that is killed
+past the limit; 0 skips it). Several sizes show whether a ratio grows with
+the size (a defect) or stays constant.
+
+``--skip-main`` runs part 2 only.
 """
 
 import argparse
@@ -44,7 +49,8 @@ def main(argv):
     ap.add_argument("--size", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--adversarial-size", type=int, default=200_000)
+    ap.add_argument("--adversarial-size", default="200000", help="size, or sizes: 50000,200000")
+    ap.add_argument("--skip-main", action="store_true", help="part 2 only")
     ap.add_argument("--scipy-limit", type=float, default=60.0)
     ap.add_argument("--no-igraph", action="store_true")
     args = ap.parse_args(argv)
@@ -53,13 +59,13 @@ def main(argv):
 
     import nx_gpumatch as gm
     from nx_gpumatch import cpu
+    from nx_gpumatch.algorithms.bipartite import Biadjacency, solve
     from nx_gpumatch.generators_bipartite import GENERATORS, bipartite_graph
 
     r = args.repeat
     print(f"median of {r} runs; all times in one process")
-    per_edge = {}
     with cpu.threads(args.threads) as nthreads:
-        for kind in ("random", "rmat"):
+        for kind in () if args.skip_main else ("random", "rmat"):
             A = bipartite_graph(kind, args.size, 0).tocsr()
             print(f"\n{kind}: {A.shape[0]:,} x {A.shape[1]:,}, {A.nnz:,} edges")
             t_sp, p = median_time(lambda A=A: scipy_mbm(A), r)
@@ -88,8 +94,6 @@ def main(argv):
                 rows.append(
                     (f"gpumatch {algo} init={init} ({nthreads} threads)", t, int((p >= 0).sum()))
                 )
-                if kind == "random" and algo == "auto":
-                    per_edge["random"] = t / A.nnz
             print(
                 f"  {'':52s} {'time [s]':>9s} {'vs scipy':>9s} {'vs igraph':>10s} {'matched':>10s}"
             )
@@ -99,35 +103,47 @@ def main(argv):
             sizes = {s for _, _, s in rows}
             print(f"  same cardinality everywhere: {sizes == {card}}")
 
-        s = args.adversarial_size
-        print(f"\nadversarial inputs at size {s:,} (gpumatch: the default, and init='cheap')")
-        print(
-            f"  {'kind':12s} {'edges':>10s} {'ours [s]':>9s} {'ns/edge':>8s} {'vs random/edge':>15s} {'cheap [s]':>10s} {'scipy [s]':>10s}"
+        for s in (int(x) for x in str(args.adversarial_size).split(",")):
+            _adversarial(s, r, args.scipy_limit, GENERATORS, bipartite_graph, Biadjacency, solve)
+    return 0
+
+
+def _adversarial(s, r, scipy_limit, generators, bipartite_graph, Biadjacency, solve):
+    import nx_gpumatch as gm
+
+    print(f"\nadversarial inputs at size {s:,} (gpumatch: the default, and init='cheap')")
+    print(
+        f"  {'kind':12s} {'edges':>10s} {'ours [s]':>9s} {'ns/edge':>8s} {'vs random/edge':>15s}"
+        f" {'work/m':>7s} {'cheap [s]':>10s} {'scipy [s]':>10s}"
+    )
+    per_edge_random = None
+    for kind in generators:  # "random" first: the anchor of the row's ratio
+        A = bipartite_graph(kind, s, 0)
+        t, p = median_time(lambda A=A: gm.maximum_bipartite_matching(A, device="cpu"), r)
+        tc, pc = median_time(
+            lambda A=A: gm.maximum_bipartite_matching(A, init="cheap", device="cpu"), r
         )
-        base = bipartite_graph("random", s, 0)
-        t0, _ = median_time(lambda: gm.maximum_bipartite_matching(base, device="cpu"), r)
-        per_edge["random"] = t0 / base.nnz
-        for kind in GENERATORS:
-            A = bipartite_graph(kind, s, 0)
-            t, p = median_time(lambda A=A: gm.maximum_bipartite_matching(A, device="cpu"), r)
-            tc, pc = median_time(
-                lambda A=A: gm.maximum_bipartite_matching(A, init="cheap", device="cpu"), r
-            )
+        stats = {}
+        solve(Biadjacency.from_scipy(A)[0], device="cpu", stats=stats)
+        sp_t = f"{'-':>10s}"
+        if scipy_limit > 0:
             try:
                 out = subprocess.run(
                     [sys.executable, "-c", SCIPY_SCRIPT, kind, str(s)],
                     capture_output=True,
                     text=True,
-                    timeout=args.scipy_limit,
+                    timeout=scipy_limit,
                     check=True,
                 ).stdout.split()
                 sp_t = f"{float(out[0]):10.4f}"
                 assert int(out[1]) == int((p >= 0).sum()) == int((pc >= 0).sum())
             except subprocess.TimeoutExpired:
-                sp_t = f"> {args.scipy_limit:.0f}".rjust(10)
-            pe = t / max(A.nnz, 1)
-            print(
-                f"  {kind:12s} {A.nnz:10,d} {t:9.4f} {pe * 1e9:8.1f} {pe / per_edge['random']:14.2f}x"
-                f" {tc:10.4f} {sp_t}"
-            )
-    return 0
+                sp_t = f"> {scipy_limit:.0f}".rjust(10)
+        pe = t / max(A.nnz, 1)
+        if per_edge_random is None:
+            per_edge_random = pe
+        print(
+            f"  {kind:12s} {A.nnz:10,d} {t:9.4f} {pe * 1e9:8.1f} {pe / per_edge_random:14.2f}x"
+            f" {stats['work'] / max(A.nnz, 1):7.2f} {tc:10.4f} {sp_t}",
+            flush=True,
+        )

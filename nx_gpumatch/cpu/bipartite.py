@@ -9,7 +9,9 @@ The graph is a biadjacency in CSR by column: the rows adjacent to column c are
   Karp-Sipser on all threads (Azad et al. 2012).
 * ``hopcroft_karp``: level-synchronous BFS from all free columns on all
   threads, then sequential DFS along the layers for a maximal set of shortest
-  augmenting paths: O(m sqrt(n)) whatever the input's shape.
+  augmenting paths: O(m sqrt(n)) whatever the input's shape. After deep phases,
+  plain DFS passes (alternating scan directions) within twice the phase's work;
+  a failed search retires the columns it reached for good (``dead``).
 * ``augment_bfs``: APFB / APsB of Deveci et al. 2013 (the GPU algorithm, here
   with a frontier queue instead of a scan of all columns per level).
 * ``konig_cover``: alternating BFS from the free columns on the final matching;
@@ -27,6 +29,9 @@ from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.atomics import atomic_add, atomic_store, cas
 
 UNSEEN = np.int32(0x7FFFFFFF)  # BFS level of a column not reached
+# BFS level of a dead column (see _dfs_pass): never entered by a search, never a
+# layer (no level + 1 equals it), and inside the cover's reached set (not UNSEEN)
+DEAD = np.int32(-1)
 ENDPOINT = np.int32(-2)  # rmatch of a free row claimed as the end of a path
 
 
@@ -292,29 +297,34 @@ def _expand_level(front, nfront, level, cptr, crows, rmatch, dist, nxt, count, f
 
 
 @njit(cache=True, parallel=True)
-def _start(ncols, cmatch, dist, front):
-    """dist = 0 at free columns, UNSEEN elsewhere; front = the free columns."""
+def _start(ncols, cmatch, dist, front, dead):
+    """dist = DEAD at dead columns, 0 at the other free columns, UNSEEN
+    elsewhere; front = the free columns that are not dead."""
     for c in prange(ncols):
-        dist[c] = 0 if cmatch[c] < 0 else UNSEEN
+        if dead[c]:
+            dist[c] = DEAD
+        else:
+            dist[c] = 0 if cmatch[c] < 0 else UNSEEN
     n = 0
     for c in range(ncols):
-        if cmatch[c] < 0:
+        if dist[c] == 0:
             front[n] = c
             n += 1
     return n
 
 
 @njit(cache=True)
-def alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, stop_at_free):
+def alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, stop_at_free, dead):
     """Layers of the alternating BFS from all free columns (level-synchronous,
     each level on all threads). dist[c] = level of column c (UNSEEN if not
-    reached). Returns (hit, work): hit is the level whose expansion met a free
+    reached, DEAD for the columns marked in ``dead``, which the search skips:
+    no augmenting path enters them, see :func:`_dfs_pass`). Returns (hit, work): hit is the level whose expansion met a free
     row (the length, in columns, of the shortest augmenting paths), or -1;
     work is the number of edges scanned. With ``stop_at_free`` the search ends
     at that level; otherwise it runs to the end."""
     count = np.zeros(1, np.int64)
     found = np.zeros(1, np.int64)
-    nfront = _start(ncols, cmatch, dist, front)
+    nfront = _start(ncols, cmatch, dist, front, dead)
     level = 0
     hit = -1
     work = 0
@@ -381,44 +391,75 @@ def _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via):
 
 
 @njit(cache=True)
-def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, stamp, it, stack, via, budget):
-    """Plain DFS augmentation (no layers) from the free columns, each row
-    entered at most once (``seen[r] == stamp``), stopping once ``budget`` edges
+def _dfs_pass(
+    ncols, cptr, crows, rmatch, cmatch, seen, stamp, it, stack, via, reached, dead, budget, backward
+):
+    """One pass of plain DFS augmentation (no layers) from each free column in
+    turn, a row entered at most once per pass, stopping once ``budget`` edges
     are scanned. It finds long augmenting paths that shortest-path phases would
-    take one per phase (deep layered inputs). Unbounded, a pass costs O(m)
-    whenever a free column cannot be matched (its search exhausts everything it
-    reaches), and a random graph from a cheap start then spends nearly all its
-    time here over dozens of phases; with the phase's own work as budget it at
-    most doubles a Hopcroft-Karp phase, keeping the O(m sqrt(n)) bound.
-    Returns (augmented, edges scanned)."""
-    for c in range(ncols):
-        it[c] = cptr[c]
+    take one per phase (deep layered inputs). Each search has its own stamp in
+    ``seen`` (rows with a stamp above the pass's first were entered in the pass).
+
+    A failed search that skipped no row entered by another search of the pass
+    proves its columns dead for good: every row next to a column it reached was
+    entered by it (its mate reached) or has a dead mate, so the reached set is
+    closed under alternating steps and holds no free row. An augmenting path
+    entering it could never leave it, so none ever does, its matching never
+    changes and it stays closed (the Hungarian-tree argument; dead vertices as
+    in Duff, Kaya and Ucar 2011). Later searches, the BFS phases and the final
+    search skip dead columns: unmatchable free columns stop re-exploring the
+    same region in every phase (deep layered inputs). A search that did skip
+    such a row proves nothing (that row's search may have changed the matching).
+
+    ``backward`` scans each column's rows last to first. Passes alternate
+    directions (the fairness of Duff, Kaya and Ucar's PF+): a search that
+    keeps taking the same first rows keeps running into the same dead ends;
+    on deep layered inputs alternating halved the edges scanned.
+
+    The caller's budget (twice the phase's own work) keeps the passes of a
+    phase within a constant factor of it: the O(m sqrt(n)) bound holds.
+    Returns (augmented, edges scanned, last stamp used)."""
     augmented = 0
     work = 0
+    base = stamp  # rows with seen > base were entered in this pass
     for c0 in range(ncols):
-        if cmatch[c0] >= 0:
+        if cmatch[c0] >= 0 or dead[c0]:
             continue
+        stamp += 1
+        proven = True  # no row skipped because another search of the pass entered it
+        it[c0] = cptr[c0]
         top = 0
         stack[0] = c0
+        reached[0] = c0  # every column the search enters, to mark them if it fails
+        nreached = 1
+        done = False
         while top >= 0:
             c = stack[top]
             moved = False
-            done = False
             while it[c] < cptr[c + 1]:
                 if work >= budget:  # no path is half flipped: stopping leaves a matching
-                    return augmented, work
-                r = crows[it[c]]
+                    return augmented, work, stamp
+                k = cptr[c] + cptr[c + 1] - 1 - it[c] if backward else it[c]
+                r = crows[k]
                 it[c] += 1
                 work += 1
-                if seen[r] == stamp:
+                c2 = rmatch[r]
+                if c2 >= 0 and dead[c2]:  # before `seen`: a dead search's rows spoil no proof
+                    continue
+                if seen[r] > base:
+                    if seen[r] != stamp:
+                        proven = False
                     continue
                 seen[r] = stamp
                 via[top] = r
-                if rmatch[r] < 0:
+                if c2 < 0:
                     done = True
                 else:
                     top += 1
-                    stack[top] = rmatch[r]
+                    stack[top] = c2
+                    it[c2] = cptr[c2]
+                    reached[nreached] = c2
+                    nreached += 1
                     moved = True
                 break
             if done:
@@ -429,7 +470,10 @@ def _dfs_any(ncols, cptr, crows, rmatch, cmatch, seen, stamp, it, stack, via, bu
                 break
             if not moved:
                 top -= 1
-    return augmented, work
+        if not done and proven:
+            for i in range(nreached):
+                dead[reached[i]] = 1
+    return augmented, work, stamp
 
 
 # Shortest augmenting paths of at least this many columns make a phase deep:
@@ -443,33 +487,40 @@ DEEP_PHASE = 16
 @njit(cache=True)
 def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
     """Hopcroft-Karp from the given matching (in place). Returns (phases, dist,
-    work): dist < UNSEEN marks the columns the final, fruitless search reached;
-    work counts the edges scanned by all searches (the cover's search included)."""
+    work): dist != UNSEEN marks the columns reachable from the free columns by
+    alternating paths (those the final, fruitless search reached, and the dead
+    ones, reachable from the dead free columns: the cover's set); work counts
+    the edges scanned by all searches (the cover's search included)."""
     dist = np.empty(ncols, np.int32)
     front = np.empty(ncols, np.int32)
     nxt = np.empty(ncols, np.int32)
     it = np.empty(ncols, np.int64)
     stack = np.empty(ncols + 1, np.int32)
     via = np.empty(ncols + 1, np.int32)
-    seen = np.zeros(nrows, np.int32)
-    phases = 0
+    reached = np.empty(ncols + 1, np.int32)
+    seen = np.zeros(nrows, np.int64)
+    dead = np.zeros(ncols, np.uint8)
+    stamp = 0
     passes = 0
+    phases = 0
     work = 0
     while True:
-        limit, w = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, True)
+        limit, w = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, True, dead)
         work += w
         if limit < 0:  # this search ran to its end: dist marks the columns it reached
             return phases, dist, work
         phases += 1
         _, w2 = _dfs_phase(ncols, cptr, crows, rmatch, cmatch, dist, limit, it, stack, via)
         work += w2
-        if limit >= DEEP_PHASE:  # passes while they find paths, within the phase's work
-            budget = w + w2
+        if limit >= DEEP_PHASE:  # passes while they find paths, within twice the phase's work
+            # (a pass found a path for about a third of a phase's work on deep layered inputs)
+            budget = 2 * (w + w2)
             while budget > 0:
                 passes += 1
-                got, w3 = _dfs_any(
-                    ncols, cptr, crows, rmatch, cmatch, seen, passes, it, stack, via, budget
-                )
+                got, w3, stamp = _dfs_pass(
+                    ncols, cptr, crows, rmatch, cmatch, seen, stamp, it, stack, via, reached,
+                    dead, budget, passes % 2 == 0,
+                )  # fmt: skip
                 work += w3
                 budget -= w3
                 if got == 0:
@@ -676,7 +727,8 @@ def konig_cover(nrows, ncols, cptr, crows, rmatch, cmatch):
     dist = np.empty(ncols, np.int32)
     front = np.empty(ncols, np.int32)
     nxt = np.empty(ncols, np.int32)
-    hit, _ = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, False)
+    none_dead = np.zeros(ncols, np.uint8)
+    hit, _ = alternating_bfs(ncols, cptr, crows, rmatch, cmatch, dist, front, nxt, False, none_dead)
     row_cover, col_cover = cover_from_levels(nrows, rmatch, dist)
     return row_cover, col_cover, hit < 0
 
