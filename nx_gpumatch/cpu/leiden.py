@@ -28,7 +28,7 @@ results depend on the seed, never on the number of threads.
 
 import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.cpu.random import counter_hash
@@ -50,99 +50,205 @@ MAX_PASSES = 32
 PASS_TOL = 1e-5
 PASS_REL_TOL = 5e-3
 
+# Local moving of levels swept in batches stops once a sweep gains at most
+# this share of the level's gain so far (the Louvain engine's SWEEP_REL_TOL).
+SWEEP_REL_TOL = cl.SWEEP_REL_TOL
+
 
 @njit(cache=True)
-def refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt):
-    """The refined partition of ``comm`` (community degrees ``a``).
-
-    Returns ``ref``: the sub-community of each vertex, named after one of its
-    members (ids below n), each inside one community of ``comm``.
-    """
-    n = indptr.shape[0] - 1
-    ref = np.arange(n).astype(np.int32)
-    ra = k.copy()  # degree of each sub-community
-    rsize = np.ones(n, np.int32)
-    ext = np.zeros(n, np.float64)  # weight from a sub-community to the rest of its community
-    maxdeg = 0
+def _members_in_order(comm, order):
+    """Members of each community in the vertex order (a counting sort of
+    ``order`` by community): community c holds members[cptr[c]:cptr[c + 1]]."""
+    n = comm.shape[0]
+    cptr = np.zeros(n + 1, np.int64)
     for v in range(n):
+        cptr[comm[v] + 1] += 1
+    for c in range(n):
+        cptr[c + 1] += cptr[c]
+    fill = cptr[:-1].copy()
+    members = np.empty(n, np.int32)
+    for t in range(n):
+        v = order[t]
+        c = comm[v]
+        members[fill[c]] = v
+        fill[c] += 1
+    return cptr, members
+
+
+@njit(cache=True, parallel=True)
+def _intra_weights(indptr, indices, w, comm, ext):
+    for v in prange(indptr.shape[0] - 1):
         c = comm[v]
         s = 0.0
         for p in range(indptr[v], indptr[v + 1]):
             if comm[indices[p]] == c:
                 s += w[p]
         ext[v] = s
-        maxdeg = max(maxdeg, indptr[v + 1] - indptr[v])
+
+
+@njit(cache=True, parallel=True)
+def _refine_chunks(
+    chunks,
+    cptr,
+    members,
+    indptr,
+    indices,
+    w,
+    k,
+    comm,
+    a,
+    res_over_m2,
+    theta,
+    key,
+    salt,
+    maxdeg,
+    ref,
+    ra,
+    rsize,
+    ext,
+    pos,
+):
+    # A community's refinement reads and writes only entries of its own
+    # members (sub-communities are named after members), so communities run
+    # in parallel on shared arrays; each is walked in the vertex order.
+    for ch in prange(chunks.shape[0] - 1):
+        buf_r = np.empty(maxdeg + 1, np.int32)
+        buf_w = np.empty(maxdeg + 1, np.float64)
+        buf_g = np.empty(maxdeg + 1, np.float64)
+        for c in range(chunks[ch], chunks[ch + 1]):
+            ac = a[c]
+            for t in range(cptr[c], cptr[c + 1]):
+                v = members[t]
+                own = ref[v]
+                if rsize[own] != 1:
+                    continue  # others joined v: it is no longer a singleton
+                kv = k[v]
+                ev = ext[own]
+                if ev < res_over_m2 * kv * (ac - kv) or indptr[v + 1] == indptr[v]:
+                    continue  # v is not well connected to its community
+                cnt = 0
+                for p in range(indptr[v], indptr[v + 1]):
+                    j = indices[p]
+                    if comm[j] != c:
+                        continue
+                    r = ref[j]
+                    q = pos[r]
+                    if q < 0:
+                        pos[r] = cnt
+                        buf_r[cnt] = r
+                        buf_w[cnt] = w[p]
+                        cnt += 1
+                    else:
+                        buf_w[q] += w[p]
+                # Candidates: well-connected sub-communities with gain >= 0;
+                # staying alone (gain 0) is one of them.
+                best = 0.0
+                ncand = 0
+                for q in range(cnt):
+                    r = buf_r[q]
+                    pos[r] = -1
+                    g = buf_w[q] - res_over_m2 * kv * ra[r]
+                    rr = ra[r]
+                    if g < 0.0 or ext[r] < res_over_m2 * rr * (ac - rr):
+                        continue
+                    buf_r[ncand] = r
+                    buf_w[ncand] = buf_w[q]
+                    buf_g[ncand] = g
+                    ncand += 1
+                    best = max(best, g)
+                if ncand == 0:
+                    continue
+                # exp((g - best) / theta), staying alone weighs exp(-best / theta)
+                stay = np.exp(-best / theta)
+                total = stay
+                for q in range(ncand):
+                    buf_g[q] = np.exp((buf_g[q] - best) / theta)
+                    total += buf_g[q]
+                h = counter_hash(key, v, salt)
+                u = np.float64(h >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+                pick = -1
+                acc = stay
+                if u >= acc:
+                    for q in range(ncand):
+                        acc += buf_g[q]
+                        pick = q
+                        if u < acc:
+                            break
+                if pick < 0:
+                    continue
+                r = buf_r[pick]
+                ext[r] += ev - 2.0 * buf_w[pick]
+                ra[r] += kv
+                rsize[r] += 1
+                rsize[own] = 0
+                ref[v] = r
+
+
+def refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt, nchunks=1):
+    """The refined partition of ``comm`` (community degrees ``a``).
+
+    Returns ``ref``: the sub-community of each vertex, named after one of its
+    members (ids below n), each inside one community of ``comm``. Linear in
+    the arcs; communities are refined in parallel (``nchunks`` ranges of
+    about equal arcs), each walking its members in ``order``, so the result
+    does not depend on the threads. (A Python wrapper: the compiled function
+    with a default argument crashed in numba 0.68.)
+    """
+    return _refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt, nchunks)
+
+
+@njit(cache=True)
+def _refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt, nchunks):
+    n = indptr.shape[0] - 1
+    ref = np.arange(n).astype(np.int32)
+    ra = k.copy()  # degree of each sub-community
+    rsize = np.ones(n, np.int32)
+    ext = np.empty(n, np.float64)  # weight from a sub-community to the rest of its community
+    _intra_weights(indptr, indices, w, comm, ext)
+    cptr, members = _members_in_order(comm, order)
+    cost = np.empty(n + 1, np.int64)  # arcs (and members) of communities 0..c-1
+    cost[0] = 0
+    maxdeg = 0
+    for c in range(n):
+        s = cptr[c + 1] - cptr[c]
+        for t in range(cptr[c], cptr[c + 1]):
+            v = members[t]
+            d = indptr[v + 1] - indptr[v]
+            s += d
+            maxdeg = max(maxdeg, d)
+        cost[c + 1] = cost[c] + s
+    chunks = cl._balanced_chunks(cost, max(1, min(nchunks, n)))
     pos = np.full(n, -1, np.int32)
-    buf_r = np.empty(maxdeg + 1, np.int32)
-    buf_w = np.empty(maxdeg + 1, np.float64)
-    buf_g = np.empty(maxdeg + 1, np.float64)
-    for t in range(n):
-        v = order[t]
-        own = ref[v]
-        if rsize[own] != 1:
-            continue  # others joined v: it is no longer a singleton
-        c = comm[v]
-        kv = k[v]
-        ac = a[c]
-        ev = ext[own]
-        if ev < res_over_m2 * kv * (ac - kv) or indptr[v + 1] == indptr[v]:
-            continue  # v is not well connected to its community
-        cnt = 0
-        for p in range(indptr[v], indptr[v + 1]):
-            j = indices[p]
-            if comm[j] != c:
-                continue
-            r = ref[j]
-            q = pos[r]
-            if q < 0:
-                pos[r] = cnt
-                buf_r[cnt] = r
-                buf_w[cnt] = w[p]
-                cnt += 1
-            else:
-                buf_w[q] += w[p]
-        # Candidates: well-connected sub-communities with gain >= 0; staying
-        # alone (gain 0) is one of them.
-        best = 0.0
-        ncand = 0
-        for q in range(cnt):
-            r = buf_r[q]
-            pos[r] = -1
-            g = buf_w[q] - res_over_m2 * kv * ra[r]
-            rr = ra[r]
-            if g < 0.0 or ext[r] < res_over_m2 * rr * (ac - rr):
-                continue
-            buf_r[ncand] = r
-            buf_w[ncand] = buf_w[q]
-            buf_g[ncand] = g
-            ncand += 1
-            best = max(best, g)
-        if ncand == 0:
-            continue
-        # exp((g - best) / theta), staying alone weighs exp(-best / theta)
-        total = np.exp(-best / theta)
-        for q in range(ncand):
-            buf_g[q] = np.exp((buf_g[q] - best) / theta)
-            total += buf_g[q]
-        h = counter_hash(key, v, salt)
-        u = np.float64(h >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
-        pick = -1
-        acc = np.exp(-best / theta)
-        if u >= acc:
-            for q in range(ncand):
-                acc += buf_g[q]
-                pick = q
-                if u < acc:
-                    break
-        if pick < 0:
-            continue
-        r = buf_r[pick]
-        ext[r] += ev - 2.0 * buf_w[pick]
-        ra[r] += kv
-        rsize[r] += 1
-        rsize[own] = 0
-        ref[v] = r
+    _refine_chunks(
+        chunks,
+        cptr,
+        members,
+        indptr,
+        indices,
+        w,
+        k,
+        comm,
+        a,
+        res_over_m2,
+        theta,
+        key,
+        salt,
+        maxdeg,
+        ref,
+        ra,
+        rsize,
+        ext,
+        pos,
+    )
     return ref
+
+
+_refine_1 = cl._serial_twin(
+    _refine,
+    "_refine_1",
+    _intra_weights=cl._serial_twin(_intra_weights, "_intra_weights_1"),
+    _refine_chunks=cl._serial_twin(_refine_chunks, "_refine_chunks_1"),
+)
 
 
 def leiden_levels(
@@ -163,6 +269,7 @@ def leiden_levels(
     pass_rel_tol=PASS_REL_TOL,
     sequential_arcs=cl.SEQUENTIAL_ARCS,
     parallel_min_arcs=None,
+    sweep_rel_tol=None,
 ):
     """Generator over the levels of the Leiden method.
 
@@ -203,6 +310,8 @@ def leiden_levels(
     theta = float(theta)
     if not theta > 0.0:
         raise ValueError(f"theta must be positive, got {theta!r}")
+    if sweep_rel_tol is None:
+        sweep_rel_tol = SWEEP_REL_TOL
     par_floor = cl.PARALLEL_MIN_ARCS if parallel_min_arcs is None else parallel_min_arcs
     threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(sequential_arcs, par_floor)
     run = dict(
@@ -217,6 +326,9 @@ def leiden_levels(
         aggregate=cl.aggregate if threaded else cl.aggregate_1,
         sequential_arcs=sequential_arcs,
         parallel_min_arcs=parallel_min_arcs,
+        sweep_rel_tol=float(sweep_rel_tol),
+        refine_level=_refine if threaded else _refine_1,
+        measured=[None],  # the parallel floor, measured at most once a run
     )
     graph = (indptr, indices, w, loop, k, order, prio)
     yield from passes(
@@ -290,6 +402,9 @@ def _one_pass(
     aggregate,
     sequential_arcs,
     parallel_min_arcs,
+    sweep_rel_tol,
+    refine_level,
+    measured,
 ):
     """One run of the method from partition ``init`` of the input graph: yields
     the levels that moved something (and a pass's first level if ``first``);
@@ -316,7 +431,9 @@ def _one_pass(
         )
         par_min = parallel_min_arcs
         if par_min is None:
-            par_min = cl.parallel_min_arcs_now() if max_arcs > 1 else cl.PARALLEL_MIN_ARCS
+            if max_arcs > 1 and measured[0] is None:
+                measured[0] = cl.parallel_min_arcs_now()  # once a run: it costs thread wakes
+            par_min = measured[0] if max_arcs > 1 else cl.PARALLEL_MIN_ARCS
         comm, q, moves, sweeps = (cl.optimise_seq if max_arcs <= 1 else optimise)(
             indptr,
             indices,
@@ -339,7 +456,7 @@ def _one_pass(
             int(par_min),
             max_sweeps,
             init,
-            cl.SWEEP_REL_TOL if max_arcs > 1 else 0.0,
+            sweep_rel_tol if max_arcs > 1 else 0.0,
             max_arcs <= 1,
         )
         del buf_c, buf_j, buf_w
@@ -348,8 +465,19 @@ def _one_pass(
             ref = comm  # every vertex alone: nothing to refine
         else:
             a = np.bincount(comm, weights=k, minlength=nv)
-            ref = refine(
-                indptr, indices, w, k, comm, a, order, resolution / m2, theta, key, np.int64(salt)
+            ref = refine_level(
+                indptr,
+                indices,
+                w,
+                k,
+                comm,
+                a,
+                order,
+                resolution / m2,
+                theta,
+                key,
+                np.int64(salt),
+                nchunks,
             )
             salt += 1
         rid, K, ptr, members = cl.renumber(ref)
