@@ -276,22 +276,13 @@ def can_run(name, args, kwargs):
     G = args[0] if args else kwargs.get("G")
     if G is None or not hasattr(G, "is_directed"):
         return True
-    names = _PARAMS[name]
-    pos = {k: i for i, k in enumerate(names)}
+    pos = {k: i for i, k in enumerate(_PARAMS[name])}
 
     def arg(key, default):
-        i = pos[key]
+        i = pos.get(key, len(args))
         return args[i] if i < len(args) else kwargs.get(key, default)
 
-    why = None
-    if G.is_directed():
-        why = "directed graphs need a directed modularity, which gpumatch does not implement"
-    elif G.is_multigraph():
-        why = "gpumatch converts simple graphs only; sum the parallel edges into a Graph first"
-    else:
-        why = lv._param_refusal(arg("resolution", 1), "resolution") or lv._weight_refusal(
-            G, arg("weight", "weight")
-        )
+    why = lv.refusal(G, arg)
     if why is not None:
         raise ValueError(f"gpumatch cannot run {name} on this input: {why}")
     return True
