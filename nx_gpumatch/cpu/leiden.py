@@ -415,26 +415,9 @@ def _one_pass(
     labels = np.arange(n, dtype=np.int32)  # input vertex -> vertex of this level
     last = init
     q_last = None
-    for level in range(MAX_LEVELS):
+    for _ in range(MAX_LEVELS):
         nv = indptr.shape[0] - 1
-        deg = np.diff(indptr)
-        maxdeg = int(deg.max()) if nv else 0
-        pos, nchunks = cl._thread_rows(pos)
-        _, buf_c, buf_j, buf_w = cl.move_scratch(pos.shape[0], 0, maxdeg)
-        thr = cl.sweep_tolerance(nv, 1e-7, coarse_threshold, fine_below)
-        max_arcs, nbatch = cl.batch_limits(
-            int(np.count_nonzero(deg)),
-            int(indices.shape[0]),
-            cl.BATCH_FRACTION,
-            cl.MAX_BATCHES,
-            sequential_arcs,
-        )
-        par_min = parallel_min_arcs
-        if par_min is None:
-            if max_arcs > 1 and measured[0] is None:
-                measured[0] = cl.parallel_min_arcs_now()  # once a run: it costs thread wakes
-            par_min = measured[0] if max_arcs > 1 else cl.PARALLEL_MIN_ARCS
-        comm, q, moves, sweeps = (cl.optimise_seq if max_arcs <= 1 else optimise)(
+        comm, q, moves, sweeps, pos, nchunks = cl.level_moves(
             indptr,
             indices,
             w,
@@ -442,24 +425,23 @@ def _one_pass(
             k,
             order,
             prio,
-            m2,
-            resolution,
-            float(thr),
-            cl.MOVE_BUCKETS,
-            max_arcs,
-            nbatch,
-            pos,
-            buf_c,
-            buf_j,
-            buf_w,
-            nchunks,
-            int(par_min),
-            max_sweeps,
             init,
-            sweep_rel_tol if max_arcs > 1 else 0.0,
-            max_arcs <= 1,
+            pos,
+            m2=m2,
+            resolution=resolution,
+            threshold=1e-7,
+            coarse_threshold=coarse_threshold,
+            fine_below=fine_below,
+            batch_fraction=cl.BATCH_FRACTION,
+            max_batches=cl.MAX_BATCHES,
+            sequential_arcs=sequential_arcs,
+            parallel_min_arcs=parallel_min_arcs,
+            max_sweeps=max_sweeps,
+            rel_tol=sweep_rel_tol,
+            confirm=False,
+            run_level=optimise,
+            measured=measured,
         )
-        del buf_c, buf_j, buf_w
         pid, kp, _, _ = cl.renumber(comm)
         if kp == nv:
             ref = comm  # every vertex alone: nothing to refine
