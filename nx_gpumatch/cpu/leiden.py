@@ -287,18 +287,7 @@ def leiden_levels(
     k = cl.weighted_degrees(indptr, w, loop)
     m2 = float(k.sum())
     if m2 <= 0.0:
-        yield (
-            np.arange(n, dtype=np.int32),
-            {
-                "vertices": n,
-                "edges": int(indices.shape[0] // 2),
-                "modularity": 0.0,
-                "moves": 0,
-                "sweeps": 0,
-                "refined": n,
-                "pass": 1,
-            },
-        )
+        yield edgeless_level(n, int(indices.shape[0] // 2))
         return
     if order is None:
         order = np.arange(n, dtype=np.int32)
@@ -307,9 +296,7 @@ def leiden_levels(
         order = np.ascontiguousarray(order, dtype=np.int32)
         prio = np.empty(n, np.int32)
         prio[order] = np.arange(n, dtype=np.int32)
-    theta = float(theta)
-    if not theta > 0.0:
-        raise ValueError(f"theta must be positive, got {theta!r}")
+    theta = checked_theta(theta)
     if sweep_rel_tol is None:
         sweep_rel_tol = SWEEP_REL_TOL
     par_floor = cl.PARALLEL_MIN_ARCS if parallel_min_arcs is None else parallel_min_arcs
@@ -339,6 +326,22 @@ def leiden_levels(
         pass_tol,
         pass_rel_tol,
     )
+
+
+def edgeless_level(n, edges):
+    """The one level of a graph without edge weight (either engine): every
+    vertex alone."""
+    info = {"vertices": n, "edges": edges, "modularity": 0.0, "moves": 0, "sweeps": 0}
+    info["refined"] = n
+    info["pass"] = 1
+    return np.arange(n, dtype=np.int32), info
+
+
+def checked_theta(theta):
+    theta = float(theta)
+    if not theta > 0.0:
+        raise ValueError(f"theta must be positive, got {theta!r}")
+    return theta
 
 
 def passes(one_pass, n, edges, max_passes, pass_tol, pass_rel_tol):
