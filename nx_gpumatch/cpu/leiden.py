@@ -22,8 +22,11 @@ same way, so the final communities are connected too. Gains are in
 edge-weight units (modularity gain times m), as in igraph, so theta = 0.01
 makes the choice nearly greedy on unit weights.
 
-The random choice of the refinement hashes (key, vertex, refinement count):
-results depend on the seed, never on the number of threads.
+The random choice of the refinement hashes (key, vertex, refinement count),
+and a community's refinement touches only its own members, so communities
+are refined in parallel, each walking its members in the vertex order: the
+result is the serial walk's. Results depend on the seed, never on the
+number of threads.
 """
 
 import numba
