@@ -63,7 +63,7 @@ def levels(
     as :func:`nx_gpumatch.algorithms.louvain.levels` (``info`` also has
     ``refined``: the number of refined sub-communities of the level, and
     ``pass``). ``passes``: at most this many passes (None: until a pass gains
-    almost nothing, see :mod:`nx_gpumatch.cpu.leiden`)."""
+    under 2.5% of the modularity, see :mod:`nx_gpumatch.cpu.leiden`)."""
     _check_params(resolution, theta)
     if passes is not None and (
         isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 1
@@ -193,8 +193,8 @@ def leiden_communities(
         exp(gain / theta).
     passes : int or None
         At most this many passes; each pass after the first runs the method
-        again from the partition found so far (None: until one gains almost
-        nothing). The first pass alone is the method of the paper.
+        again from the partition found so far (None: until one gains under
+        2.5% of the modularity, usually three). The first pass alone is the method of the paper.
     device : "auto", "cpu", "gpu" or None (the config's)
     threads : int or None
         Numba threads (None: the config's); results do not depend on it.
