@@ -129,6 +129,22 @@ def test_refinement_gives_connected_parts_of_each_community(seed):
     assert dense.max() + 1 < g.num_nodes  # it merged something
 
 
+def test_parallel_refinement_equals_serial(nthreads):
+    """Communities refined in parallel chunks give the serial walk's partition,
+    whatever the chunking and the thread count."""
+    g, _ = generators.planted_partition(3000, 12, 6, 3, seed=4, weights="uniform")
+    rng = np.random.default_rng(4)
+    comm = np.asarray(gm.louvain_communities(g, seed=4, max_level=1), np.int32)
+    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
+    a = np.bincount(comm, weights=k, minlength=g.num_nodes)
+    order = rng.permutation(g.num_nodes).astype(np.int32)
+    args = (g.indptr, g.indices, g.weights, k, comm, a, order, 1.0 / k.sum(), 0.5, np.uint64(5), 2)
+    want = cd._refine_1(*args, 1)
+    assert np.unique(want).size > np.unique(comm).size  # it refined something
+    for chunks in (1, 3, 16):
+        np.testing.assert_array_equal(cd.refine(*args, chunks), want)
+
+
 def test_theta_makes_the_refinement_random():
     g, _ = generators.planted_partition(2000, 10, 6, 3, seed=1, weights="uniform")
     k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)

@@ -63,7 +63,7 @@ def levels(
     as :func:`nx_gpumatch.algorithms.louvain.levels` (``info`` also has
     ``refined``: the number of refined sub-communities of the level, and
     ``pass``). ``passes``: at most this many passes (None: until a pass gains
-    almost nothing, see :mod:`nx_gpumatch.cpu.leiden`)."""
+    under 2.5% of the modularity, see :mod:`nx_gpumatch.cpu.leiden`)."""
     _check_params(resolution, theta)
     if passes is not None and (
         isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 1
@@ -195,8 +195,8 @@ def leiden_communities(
         exp(gain / theta).
     passes : int or None
         At most this many passes; each pass after the first runs the method
-        again from the partition found so far (None: until one gains almost
-        nothing). The first pass alone is the method of the paper.
+        again from the partition found so far (None: until one gains under
+        2.5% of the modularity, usually three). The first pass alone is the method of the paper.
     device : "auto", "cpu", "gpu" or None (the config's)
     threads : int or None
         Numba threads (None: the config's); results do not depend on it.
@@ -278,22 +278,13 @@ def can_run(name, args, kwargs):
     G = args[0] if args else kwargs.get("G")
     if G is None or not hasattr(G, "is_directed"):
         return True
-    names = _PARAMS[name]
-    pos = {k: i for i, k in enumerate(names)}
+    pos = {k: i for i, k in enumerate(_PARAMS[name])}
 
     def arg(key, default):
-        i = pos[key]
+        i = pos.get(key, len(args))
         return args[i] if i < len(args) else kwargs.get(key, default)
 
-    why = None
-    if G.is_directed():
-        why = "directed graphs need a directed modularity, which gpumatch does not implement"
-    elif G.is_multigraph():
-        why = "gpumatch converts simple graphs only; sum the parallel edges into a Graph first"
-    else:
-        why = lv._param_refusal(arg("resolution", 1), "resolution") or lv._weight_refusal(
-            G, arg("weight", "weight")
-        )
+    why = lv.refusal(G, arg)
     if why is not None:
         raise ValueError(f"gpumatch cannot run {name} on this input: {why}")
     return True

@@ -458,12 +458,21 @@ def _param_refusal(value, what):
 
 def can_run(name, args, kwargs):
     """Inputs gpumatch cannot cluster as networkx would go to networkx, with
-    the reason: directed graphs (directed modularity), multigraphs (parallel
-    edges summed), negative weights, exact number types (Decimal, Fraction),
-    booleans and integers beyond float64 precision as weights."""
+    the reason (see :func:`refusal`)."""
     G = _arg(name, args, kwargs, "G", None)
     if G is None or not hasattr(G, "is_directed"):
         return True
+    why = refusal(G, lambda key, default: _arg(name, args, kwargs, key, default))
+    return True if why is None else why
+
+
+def refusal(G, arg):
+    """Why gpumatch cannot cluster networkx graph G as networkx would, or None:
+    directed graphs (directed modularity), multigraphs (parallel edges
+    summed), negative weights, exact number types (Decimal, Fraction),
+    booleans and integers beyond float64 precision as weights.
+    ``arg(key, default)`` reads the call's argument ``key`` (Louvain's and
+    Leiden's dispatch checks)."""
     if G.is_directed():
         return (
             "directed graphs use networkx's directed modularity, which gpumatch does not implement"
@@ -473,11 +482,10 @@ def can_run(name, args, kwargs):
             "gpumatch converts simple graphs only; networkx sums the parallel edges of multigraphs"
         )
     for key, default in (("resolution", 1), ("threshold", 1e-7)):
-        why = _param_refusal(_arg(name, args, kwargs, key, default), key)
+        why = _param_refusal(arg(key, default), key)
         if why:
             return why
-    why = _weight_refusal(G, _arg(name, args, kwargs, "weight", "weight"))
-    return True if why is None else why
+    return _weight_refusal(G, arg("weight", "weight"))
 
 
 # networkx tests that demand one exact partition, the one networkx's own

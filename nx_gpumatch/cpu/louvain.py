@@ -1119,6 +1119,85 @@ def with_lead_sweeps(run, lead):
 _MAX_SWEEPS_ARG, _INIT_ARG, _REL_TOL_ARG, _CONFIRM_ARG = 19, 20, 21, 22
 
 
+def level_moves(
+    indptr,
+    indices,
+    w,
+    loop,
+    k,
+    order,
+    prio,
+    init,
+    pos,
+    *,
+    m2,
+    resolution,
+    threshold,
+    coarse_threshold,
+    fine_below,
+    batch_fraction,
+    max_batches,
+    sequential_arcs,
+    parallel_min_arcs,
+    max_sweeps,
+    rel_tol,
+    confirm,
+    run_level,
+    measured,
+):
+    """Local moving of one level from partition ``init``, for the Louvain and
+    Leiden drivers: sizes the scratch, the sweep tolerance
+    (:func:`sweep_tolerance`), the commit batches and the thread floor, and
+    runs :func:`optimise_seq` or ``run_level``. ``measured`` (a one-item
+    list) keeps the floor measured once a run when ``parallel_min_arcs`` is
+    None. Returns (comm, q, moves, sweeps, pos, nchunks)."""
+    nv = indptr.shape[0] - 1
+    deg = np.diff(indptr)
+    maxdeg = int(deg.max()) if nv else 0
+    pos, nchunks = _thread_rows(pos)  # the caller may have changed the thread count
+    _, buf_c, buf_j, buf_w = move_scratch(pos.shape[0], 0, maxdeg)
+    thr = sweep_tolerance(nv, threshold, coarse_threshold, fine_below)
+    max_arcs, nbatch = batch_limits(
+        int(np.count_nonzero(deg)),
+        int(indices.shape[0]),
+        batch_fraction,
+        max_batches,
+        sequential_arcs,
+    )
+    par_min = parallel_min_arcs
+    if par_min is None:
+        if max_arcs > 1 and measured[0] is None:
+            measured[0] = parallel_min_arcs_now()  # once a run: it costs a few thread wakes
+        par_min = measured[0] if max_arcs > 1 else PARALLEL_MIN_ARCS
+    comm, q, moves, sweeps = (optimise_seq if max_arcs <= 1 else run_level)(
+        indptr,
+        indices,
+        w,
+        loop,
+        k,
+        order,
+        prio,
+        m2,
+        float(resolution),
+        float(thr),
+        MOVE_BUCKETS,
+        max_arcs,
+        nbatch,
+        pos,
+        buf_c,
+        buf_j,
+        buf_w,
+        nchunks,
+        int(par_min),
+        int(max_sweeps),
+        init,
+        # levels swept one vertex at a time are cheap: they go to a local optimum
+        float(rel_tol) if max_arcs > 1 else 0.0,
+        bool(confirm) or max_arcs <= 1,
+    )
+    return comm, q, moves, sweeps, pos, nchunks
+
+
 def louvain_levels(
     indptr,
     indices,
@@ -1203,27 +1282,10 @@ def louvain_levels(
     run_level = with_lead_sweeps(run_level, lead_sweeps if sequential_arcs > 0 else 0)
     merge_level = aggregate if threaded else aggregate_1
     level = first_level
-    measured = None
+    measured = [None]
     while True:
         nv = indptr.shape[0] - 1
-        deg = np.diff(indptr)
-        maxdeg = int(deg.max()) if nv else 0
-        pos, nchunks = _thread_rows(pos)
-        _, buf_c, buf_j, buf_w = move_scratch(pos.shape[0], 0, maxdeg)
-        thr = sweep_tolerance(nv, threshold, coarse_threshold, fine_below)
-        max_arcs, nbatch = batch_limits(
-            int(np.count_nonzero(deg)),
-            int(indices.shape[0]),
-            batch_fraction,
-            max_batches,
-            sequential_arcs,
-        )
-        par_min = parallel_min_arcs
-        if par_min is None:
-            if max_arcs > 1 and measured is None:
-                measured = parallel_min_arcs_now()  # once a run: it costs a few thread wakes
-            par_min = measured if max_arcs > 1 else PARALLEL_MIN_ARCS
-        comm, q_new, moves, sweeps = (optimise_seq if max_arcs <= 1 else run_level)(
+        comm, q_new, moves, sweeps, pos, nchunks = level_moves(
             indptr,
             indices,
             w,
@@ -1231,25 +1293,23 @@ def louvain_levels(
             k,
             order,
             prio,
-            m2,
-            float(resolution),
-            float(thr),
-            MOVE_BUCKETS,
-            max_arcs,
-            nbatch,
-            pos,
-            buf_c,
-            buf_j,
-            buf_w,
-            nchunks,
-            int(par_min),
-            int(max_sweeps),
             np.arange(nv, dtype=np.int32),
-            # levels swept one vertex at a time are cheap: they go to a local optimum
-            float(rel_tol) if max_arcs > 1 else 0.0,
-            bool(confirm) or max_arcs <= 1,
+            pos,
+            m2=m2,
+            resolution=resolution,
+            threshold=threshold,
+            coarse_threshold=coarse_threshold,
+            fine_below=fine_below,
+            batch_fraction=batch_fraction,
+            max_batches=max_batches,
+            sequential_arcs=sequential_arcs,
+            parallel_min_arcs=parallel_min_arcs,
+            max_sweeps=max_sweeps,
+            rel_tol=rel_tol,
+            confirm=confirm,
+            run_level=run_level,
+            measured=measured,
         )
-        del buf_c, buf_j, buf_w
         if level > 0 and moves == 0:
             return
         newid, K, ptr, members = renumber(comm)

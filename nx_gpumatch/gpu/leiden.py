@@ -143,22 +143,9 @@ def leiden_levels(
     g.k = gl.degrees(xp, kernels[0], g)
     m2 = float(xp.sum(g.k))
     if m2 <= 0.0:
-        yield (
-            np.arange(n, dtype=np.int32),
-            {
-                "vertices": n,
-                "edges": int(np.asarray(indices).shape[0] // 2),
-                "modularity": 0.0,
-                "moves": 0,
-                "sweeps": 0,
-                "refined": n,
-                "pass": 1,
-            },
-        )
+        yield cpu_leiden.edgeless_level(n, int(np.asarray(indices).shape[0] // 2))
         return
-    theta = float(theta)
-    if not theta > 0.0:
-        raise ValueError(f"theta must be positive, got {theta!r}")
+    theta = cpu_leiden.checked_theta(theta)
     order, prio = gl._order_prio(order, n)
     run = dict(
         m2=m2,
