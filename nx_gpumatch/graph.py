@@ -564,7 +564,10 @@ def _mmread(path):
     import scipy.io
     import scipy.sparse as sp
 
-    A = scipy.io.mmread(path)
+    try:  # a sparse array: scipy's coming default, and no deprecation warning
+        A = scipy.io.mmread(path, spmatrix=False)
+    except TypeError:  # scipy before the keyword
+        A = scipy.io.mmread(path)
     if not sp.issparse(A):
         A = sp.coo_array(A)
     return A

@@ -56,10 +56,9 @@ def _load(args):
         return bipartite_graph(args.generate, args.n, args.seed), None
     try:
         if args.input.endswith((".mtx", ".mtx.gz")):
-            import scipy.io
+            from nx_gpumatch.graph import _mmread
 
-            A = scipy.io.mmread(args.input)
-            return sp.csr_array(A), None
+            return sp.csr_array(_mmread(args.input)), None
         import pandas as pd
 
         df = pd.read_csv(args.input)
