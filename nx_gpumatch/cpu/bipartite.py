@@ -102,31 +102,19 @@ KS_STACK = 1 << 15  # a thread's own list of degree-one vertices; beyond it, the
 
 
 @njit(cache=True)
-def _claim_col(c, cptr, crows, rmatch, cmatch):
-    """Match free column c with the first row of its list still free; the row
-    (or -1). Column first, then row, each by CAS: two threads never share one."""
-    if cmatch[c] != -1 or cas(cmatch, c, -1, BUSY) != -1:
+def _claim(v, ptr, adj, own, other):
+    """Match free vertex v (mates in ``own``) with the first vertex of its list
+    still free (mates in ``other``); that vertex (or -1). v first, then its
+    mate, each by CAS: two threads never share one. Columns call it with
+    (cmatch, rmatch), rows with (rmatch, cmatch)."""
+    if own[v] != -1 or cas(own, v, -1, BUSY) != -1:
         return -1
-    for k in range(cptr[c], cptr[c + 1]):
-        r = crows[k]
-        if rmatch[r] == -1 and cas(rmatch, r, -1, c) == -1:
-            atomic_store(cmatch, c, r)
-            return r
-    atomic_store(cmatch, c, -1)
-    return -1
-
-
-@njit(cache=True)
-def _claim_row(r, rptr, rcols, rmatch, cmatch):
-    """:func:`_claim_col` with the sides exchanged; the column (or -1)."""
-    if rmatch[r] != -1 or cas(rmatch, r, -1, BUSY) != -1:
-        return -1
-    for k in range(rptr[r], rptr[r + 1]):
-        c = rcols[k]
-        if cmatch[c] == -1 and cas(cmatch, c, -1, r) == -1:
-            atomic_store(rmatch, r, c)
-            return c
-    atomic_store(rmatch, r, -1)
+    for k in range(ptr[v], ptr[v + 1]):
+        u = adj[k]
+        if other[u] == -1 and cas(other, u, -1, v) == -1:
+            atomic_store(own, v, u)
+            return u
+    atomic_store(own, v, -1)
     return -1
 
 
@@ -176,12 +164,12 @@ def _ks_chunk(
             head += 1
             if v >= 0:
                 c = v
-                r = _claim_col(c, cptr, crows, rmatch, cmatch)
+                r = _claim(c, cptr, crows, cmatch, rmatch)
                 if r < 0:
                     continue
             else:
                 r = ~v
-                c = _claim_row(r, rptr, rcols, rmatch, cmatch)
+                c = _claim(r, rptr, rcols, rmatch, cmatch)
                 if c < 0:
                     continue
             end = _ks_matched(
