@@ -14,8 +14,10 @@ def test_readme_has_examples():
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_readme_example_runs(code, capsys):
+def test_readme_example_runs(code, capsys, tmp_path, monkeypatch):
     import networkx as nx
+
+    monkeypatch.chdir(tmp_path)  # examples that write files (res.write) write them here
 
     threads = nx.config.backends.gpumatch.threads
     try:
