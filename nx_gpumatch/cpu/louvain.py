@@ -253,15 +253,16 @@ def weighted_degrees(indptr, w, loop):
 
 @njit(cache=True, inline="always")
 def _best_move(
-    v, indptr, indices, w, k, comm, a, size, prio, batch, res_over_m2, pos, buf_c, buf_j, buf_w
+    v, indptr, indices, w, k, comm, a, size, prio, batch, bv, res_over_m2, pos, buf_c, buf_j, buf_w
 ):
-    """Community v should join (its own when nothing gains).
+    """(community v should join, its own when nothing gains; the change of the
+    total inner weight, arcs both ways, if v alone moves there).
 
     Neighbour weights are summed per community in a sparse accumulator
     (pos[c] = slot of community c, -1 when absent; reset before returning).
     Each slot also keeps the first neighbour seen in that community: for a
     singleton community its only member, which tells whether it moves in the
-    same batch as v.
+    same batch as v (``bv``, v's batch; -1 when v moves alone).
     """
     own = comm[v]
     cnt = 0
@@ -282,8 +283,8 @@ def _best_move(
     e_own = 0.0
     best = np.int32(-1)
     best_s = 0.0
-    single = size[own] == 1
-    bv = batch[v]
+    best_w = 0.0
+    single = bv >= 0 and size[own] == 1  # (a vertex moving alone never swaps)
     po = prio[own]
     for q in range(cnt):
         c = buf_c[q]
@@ -300,10 +301,13 @@ def _best_move(
             continue
         best = c
         best_s = sc
+        best_w = buf_w[q]
     if best < 0:
-        return own
+        return own, 0.0
     stay = e_own - (a[own] - kv) * scale
-    return best if best_s > stay else own
+    if best_s > stay:
+        return best, 2.0 * (best_w - e_own)
+    return own, 0.0
 
 
 @njit(cache=True, inline="always")
@@ -329,8 +333,23 @@ def _move_one(
         return comm[v]
     active[v] = 0
     return _best_move(
-        v, indptr, indices, w, k, comm, a, size, prio, batch, res_over_m2, pos, buf_c, buf_j, buf_w
-    )
+        v,
+        indptr,
+        indices,
+        w,
+        k,
+        comm,
+        a,
+        size,
+        prio,
+        batch,
+        batch[v],
+        res_over_m2,
+        pos,
+        buf_c,
+        buf_j,
+        buf_w,
+    )[0]
 
 
 @njit(cache=True, parallel=True)
@@ -490,7 +509,9 @@ def _sweep_one_by_one(
     verts, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W
 ):
     """A sweep that moves one vertex at a time (the sequential method): the same
-    steps and float sums as batches of one vertex each, without their set-up."""
+    moves as batches of one vertex each, without their set-up. A move's inner
+    weight change comes from the accumulator, so the row is read once more
+    only to flag the neighbours."""
     moved = 0
     dsq = 0.0
     dinner = 0.0
@@ -499,21 +520,14 @@ def _sweep_one_by_one(
         if active[v] == 0:
             continue
         active[v] = 0
-        c = _best_move(
-            v, indptr, indices, w, k, comm, a, size, prio, batch, res_over_m2, P, C, J, W
+        c, d = _best_move(
+            v, indptr, indices, w, k, comm, a, size, prio, batch, -1, res_over_m2, P, C, J, W
         )
         o = comm[v]
         if c == o:
             continue
-        d = 0.0
         for p in range(indptr[v], indptr[v + 1]):
-            j = indices[p]
-            oj = comm[j]
-            if oj == c:
-                d += 2.0 * w[p]
-            if oj == o:
-                d -= 2.0 * w[p]
-            active[j] = 1
+            active[indices[p]] = 1
         dinner += d
         kv = k[v]
         ao = a[o]
@@ -592,15 +606,19 @@ def _level_state(indptr, indices, w, loop, k, init):
     comm = np.empty(n, np.int32)
     a = np.zeros(n, np.float64)
     size = np.zeros(n, np.int32)
+    singletons = True
     for v in range(n):
         c = init[v]
         comm[v] = c
         a[c] += k[v]
         size[c] += 1
+        singletons = singletons and c == v
     inner = 0.0
     for v in range(n):
         inner += 2.0 * loop[v]
-    for v in range(n):  # (no arc is inner for singletons: the sum stays the loops')
+    if singletons:  # no arc is inner (arcs join distinct vertices): skip the random reads
+        return comm, a, size, inner
+    for v in range(n):
         for p in range(indptr[v], indptr[v + 1]):
             if comm[indices[p]] == comm[v]:
                 inner += w[p]
