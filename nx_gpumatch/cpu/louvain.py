@@ -310,48 +310,9 @@ def _best_move(
     return own, 0.0
 
 
-@njit(cache=True, inline="always")
-def _move_one(
-    v,
-    indptr,
-    indices,
-    w,
-    k,
-    comm,
-    a,
-    size,
-    prio,
-    batch,
-    active,
-    res_over_m2,
-    pos,
-    buf_c,
-    buf_j,
-    buf_w,
-):
-    if active[v] == 0:
-        return comm[v]
-    active[v] = 0
-    return _best_move(
-        v,
-        indptr,
-        indices,
-        w,
-        k,
-        comm,
-        a,
-        size,
-        prio,
-        batch,
-        batch[v],
-        res_over_m2,
-        pos,
-        buf_c,
-        buf_j,
-        buf_w,
-    )[0]
-
-
+# The kernels below test ``active`` before calling the inlined _best_move: its
+# inlined arguments cost about 60 ns of reference counting per call, which
+# made a sweep with few active vertices cost as much as a full one.
 @njit(cache=True, parallel=True)
 def _compute_moves(
     verts,
@@ -381,7 +342,11 @@ def _compute_moves(
         W = buf_w[tid]
         for t in range(chunks[ch], chunks[ch + 1]):
             v = verts[t]
-            newc[v] = _move_one(
+            if active[v] == 0:
+                newc[v] = comm[v]
+                continue
+            active[v] = 0
+            newc[v] = _best_move(
                 v,
                 indptr,
                 indices,
@@ -392,13 +357,13 @@ def _compute_moves(
                 size,
                 prio,
                 batch,
-                active,
+                batch[v],
                 res_over_m2,
                 P,
                 C,
                 J,
                 W,
-            )
+            )[0]
 
 
 @njit(cache=True)
@@ -429,9 +394,13 @@ def _compute_moves_serial(
     W = buf_w[0]
     for t in range(lo, hi):
         v = verts[t]
-        newc[v] = _move_one(
-            v, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W
-        )
+        if active[v] == 0:
+            newc[v] = comm[v]
+            continue
+        active[v] = 0
+        newc[v] = _best_move(
+            v, indptr, indices, w, k, comm, a, size, prio, batch, batch[v], res_over_m2, P, C, J, W
+        )[0]
 
 
 @njit(cache=True)
