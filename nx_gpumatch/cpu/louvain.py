@@ -202,9 +202,13 @@ def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
         nbb = min(max(1, (A + cap - 1) // cap), S)
         count = np.zeros(nbb + 1, np.int64)
         off = np.int64(salt % np.uint64(RUN))
+        run = np.int64(-1)
+        r = np.int64(0)
         for t in range(S):
             v = verts[lo + t]
-            r = np.int64(mix64(np.uint64((t + off) // RUN) ^ salt) % np.uint64(nbb))
+            if (t + off) // RUN != run:  # one hash a run
+                run = (t + off) // RUN
+                r = np.int64(mix64(np.uint64(run) ^ salt) % np.uint64(nbb))
             batch[v] = nbat + r
             count[r + 1] += 1
         for r in range(nbb):
