@@ -447,24 +447,6 @@ def louvain_levels(
     yield from levels.louvain(engine, threshold)
 
 
-def _order_prio(order, n):
-    if order is None:
-        order = np.arange(n, dtype=np.int32)
-        return order, order
-    order = np.ascontiguousarray(order, dtype=np.int32)
-    prio = np.empty(n, np.int32)
-    prio[order] = np.arange(n, dtype=np.int32)
-    return order, prio
-
-
-def level_batches(g, batch_fraction, max_batches, sequential_arcs):
-    """(max_arcs, max_batches) of the level's commit batches (the CPU rule)."""
-    deg = np.diff(g.indptr_host)
-    return cl.batch_limits(
-        int(np.count_nonzero(deg)), g.arcs, batch_fraction, max_batches, sequential_arcs
-    )
-
-
 def degrees(xp, mod, g):
     """Weighted degrees (row sums plus twice the self-loop) of a level."""
     k = xp.empty(g.n, xp.float64)
