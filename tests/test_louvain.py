@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nx_gpumatch as gm
-from nx_gpumatch import Graph, generators
+from nx_gpumatch import Graph, generators, levels
 from nx_gpumatch.algorithms import louvain as front
 from nx_gpumatch.cpu import louvain as cl
 
@@ -322,6 +322,29 @@ def test_engine_equals_reference_batched(gs, batching):
 def test_karate_equals_reference(weighted):
     g = Graph.from_networkx(nx.karate_club_graph())
     assert engine_levels(g, weighted=weighted) == reference_levels(g, weighted=weighted)
+
+
+def test_level_loop_hands_levels_between_engines(nthreads):
+    """The level loop may change engines between levels (the GPU engine hands
+    small levels to the CPU engine): handing the levels after the first to
+    another engine keeps the run, labels included."""
+    g = generators.random_graph(2000, 8000, seed=3)
+    args = (g.indptr, g.indices, g.weights, g.loop_weight)
+    kw = dict(order=np.random.default_rng(5).permutation(g.num_nodes), parallel_min_arcs=1)
+    rule = cl.SweepRule(sequential_arcs=1000)
+
+    class HandsOver(cl.LouvainEngine):
+        def engine_for_level(self):
+            if self.n == g.num_nodes:
+                return self
+            graph = (self.indptr, self.indices, self.w, self.loop)
+            return cl.LouvainEngine(*graph, rule, order=self.order, m2=self.m2, parallel_min_arcs=1)
+
+    def run(gen):
+        return [(lab.tolist(), info) for lab, info in gen]
+
+    got = run(levels.louvain(HandsOver(*args, rule, **kw), 1e-7))
+    assert got == run(cl.louvain_levels(*args, sequential_arcs=1000, **kw)) and len(got) >= 3
 
 
 def test_modularity_and_levels_match_networkx():

@@ -20,7 +20,9 @@ communities are then refined sub-communities, each connected. Further passes
 rerun the method from the partition found (see MAX_PASSES); each ends the
 same way, so the final communities are connected too. Gains are in
 edge-weight units (modularity gain times m), as in igraph, so theta = 0.01
-makes the choice nearly greedy on unit weights.
+makes the choice nearly greedy on unit weights. The loop over passes and
+levels is :func:`nx_gpumatch.levels.leiden`, shared with the GPU engine:
+:class:`LeidenEngine` runs its levels here.
 
 The random choice of the refinement hashes (key, vertex, refinement count),
 and a community's refinement touches only its own members, so communities
@@ -29,19 +31,16 @@ result is the serial walk's. Results depend on the seed, never on the
 number of threads.
 """
 
-import numba
 import numpy as np
 from numba import prange
 
+from nx_gpumatch import levels
 from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.random import counter_hash
 
 # Randomness of the refinement's choice (the paper's theta).
 THETA = 0.01
-
-# Safety cap on levels of one pass (each level that goes on merges something).
-MAX_LEVELS = 10_000
 
 # Passes: each pass after the first runs the method again on the input graph
 # from the partition the one before ended with (igraph's n_iterations; the
@@ -258,6 +257,49 @@ _refine_1 = cl._serial_twin(
 )
 
 
+class LeidenEngine(cl.LouvainEngine):
+    """The CPU engine of the Leiden loop (:func:`nx_gpumatch.levels.leiden`):
+    the Louvain engine without lead sweeps, plus :meth:`refine`. ``theta`` and
+    ``key`` as in :func:`leiden_levels`."""
+
+    def __init__(
+        self, indptr, indices, w, loop, rule, *, resolution, order, theta, key, parallel_min_arcs
+    ):
+        self.theta = checked_theta(theta)
+        super().__init__(
+            indptr,
+            indices,
+            w,
+            loop,
+            rule,
+            resolution=resolution,
+            order=order,
+            lead_sweeps=0,
+            parallel_min_arcs=parallel_min_arcs,
+        )
+        self.key = np.uint64(int(key) & (2**64 - 1))
+        self._refine = _refine if self.threaded else _refine_1
+
+    def refine(self, comm, salt):
+        """:func:`refine` of the current level, on the threads of the last
+        local moving."""
+        a = np.bincount(comm, weights=self.k, minlength=self.n)
+        return self._refine(
+            self.indptr,
+            self.indices,
+            self.w,
+            self.k,
+            comm,
+            a,
+            self.order,
+            self.resolution / self.m2,
+            self.theta,
+            self.key,
+            np.int64(salt),
+            self._nchunks,
+        )
+
+
 def leiden_levels(
     indptr,
     indices,
@@ -290,58 +332,26 @@ def leiden_levels(
     ``pass_rel_tol`` end the passes (see MAX_PASSES). ``sequential_arcs`` and ``parallel_min_arcs``
     tune the local moving as in the Louvain engine.
     """
-    n = indptr.shape[0] - 1
-    k = cl.weighted_degrees(indptr, w, loop)
-    m2 = float(k.sum())
-    if m2 <= 0.0:
-        yield edgeless_level(n, int(indices.shape[0] // 2))
-        return
-    if order is None:
-        order = np.arange(n, dtype=np.int32)
-        prio = order
-    else:
-        order = np.ascontiguousarray(order, dtype=np.int32)
-        prio = np.empty(n, np.int32)
-        prio[order] = np.arange(n, dtype=np.int32)
-    theta = checked_theta(theta)
-    if sweep_rel_tol is None:
-        sweep_rel_tol = SWEEP_REL_TOL
-    par_floor = cl.PARALLEL_MIN_ARCS if parallel_min_arcs is None else parallel_min_arcs
-    threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(sequential_arcs, par_floor)
-    run = dict(
-        m2=m2,
-        resolution=float(resolution),
-        theta=theta,
-        key=np.uint64(int(key) & (2**64 - 1)),
+    rule = cl.SweepRule(
         coarse_threshold=coarse_threshold,
         fine_below=fine_below,
-        max_sweeps=int(max_sweeps),
-        optimise=cl.optimise if threaded else cl.optimise_1,
-        aggregate=cl.aggregate if threaded else cl.aggregate_1,
         sequential_arcs=sequential_arcs,
+        max_sweeps=max_sweeps,
+        rel_tol=SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
+    )
+    engine = LeidenEngine(
+        indptr,
+        indices,
+        w,
+        loop,
+        rule,
+        resolution=resolution,
+        order=order,
+        theta=theta,
+        key=key,
         parallel_min_arcs=parallel_min_arcs,
-        sweep_rel_tol=float(sweep_rel_tol),
-        refine_level=_refine if threaded else _refine_1,
-        measured=[None],  # the parallel floor, measured at most once a run
     )
-    graph = (indptr, indices, w, loop, k, order, prio)
-    yield from passes(
-        lambda part, salt, first: _one_pass(graph, part, salt, first=first, **run),
-        n,
-        int(indices.shape[0] // 2),
-        max_passes,
-        pass_tol,
-        pass_rel_tol,
-    )
-
-
-def edgeless_level(n, edges):
-    """The one level of a graph without edge weight (either engine): every
-    vertex alone."""
-    info = {"vertices": n, "edges": edges, "modularity": 0.0, "moves": 0, "sweeps": 0}
-    info["refined"] = n
-    info["pass"] = 1
-    return np.arange(n, dtype=np.int32), info
+    yield from levels.leiden(engine, max_passes, pass_tol, pass_rel_tol)
 
 
 def checked_theta(theta):
@@ -349,159 +359,3 @@ def checked_theta(theta):
     if not theta > 0.0:
         raise ValueError(f"theta must be positive, got {theta!r}")
     return theta
-
-
-def passes(one_pass, n, edges, max_passes, pass_tol, pass_rel_tol):
-    """The passes of the Leiden method, for either engine: ``one_pass(part,
-    salt, first)`` is a generator of the pass's levels returning (partition,
-    modularity, next salt). The first pass yields its levels; a later pass
-    yields its result only (levels of the first pass form a hierarchy, a later
-    pass's levels do not), and only when it gained."""
-    part = np.arange(n, dtype=np.int32)
-    q_part = None
-    salt = 0
-    for p in range(max(1, int(max_passes))):
-        step = one_pass(part, salt, p == 0)
-        moves = sweeps = 0
-        while True:
-            try:
-                labels, info = next(step)
-            except StopIteration as stop:
-                part, q_end, salt = stop.value
-                break
-            info["pass"] = p + 1
-            if p == 0:
-                yield labels, info
-            else:
-                moves += info["moves"]
-                sweeps += info["sweeps"]
-        if q_part is not None:
-            if q_end <= q_part:
-                return
-            yield (
-                part,
-                {
-                    "vertices": n,
-                    "edges": edges,
-                    "modularity": q_end,
-                    "moves": moves,
-                    "sweeps": sweeps,
-                    "refined": int(part.max()) + 1,
-                    "pass": p + 1,
-                },
-            )
-            if q_end - q_part <= max(float(pass_tol), float(pass_rel_tol) * abs(q_end)):
-                return  # the gain is kept; another pass would gain less
-        q_part = q_end
-
-
-def _one_pass(
-    graph,
-    init,
-    salt,
-    *,
-    first,
-    m2,
-    resolution,
-    theta,
-    key,
-    coarse_threshold,
-    fine_below,
-    max_sweeps,
-    optimise,
-    aggregate,
-    sequential_arcs,
-    parallel_min_arcs,
-    sweep_rel_tol,
-    refine_level,
-    measured,
-):
-    """One run of the method from partition ``init`` of the input graph: yields
-    the levels that moved something (and a pass's first level if ``first``);
-    returns (final partition, its modularity, next salt)."""
-    indptr, indices, w, loop, k, order, prio = graph
-    n = indptr.shape[0] - 1
-    pos = np.full((0, n), -1, np.int32)
-    labels = np.arange(n, dtype=np.int32)  # input vertex -> vertex of this level
-    last = init
-    q_last = None
-    for _ in range(MAX_LEVELS):
-        nv = indptr.shape[0] - 1
-        comm, q, moves, sweeps, pos, nchunks = cl.level_moves(
-            indptr,
-            indices,
-            w,
-            loop,
-            k,
-            order,
-            prio,
-            init,
-            pos,
-            m2=m2,
-            resolution=resolution,
-            threshold=1e-7,
-            coarse_threshold=coarse_threshold,
-            fine_below=fine_below,
-            batch_fraction=cl.BATCH_FRACTION,
-            max_batches=cl.MAX_BATCHES,
-            sequential_arcs=sequential_arcs,
-            parallel_min_arcs=parallel_min_arcs,
-            max_sweeps=max_sweeps,
-            rel_tol=sweep_rel_tol,
-            confirm=False,
-            run_level=optimise,
-            measured=measured,
-        )
-        pid, kp, _, _ = cl.renumber(comm)
-        if kp == nv:
-            ref = comm  # every vertex alone: nothing to refine
-        else:
-            a = np.bincount(comm, weights=k, minlength=nv)
-            ref = refine_level(
-                indptr,
-                indices,
-                w,
-                k,
-                comm,
-                a,
-                order,
-                resolution / m2,
-                theta,
-                key,
-                np.int64(salt),
-                nchunks,
-            )
-            salt += 1
-        rid, K, ptr, members = cl.renumber(ref)
-        if q_last is None or moves:
-            last = pid[comm[labels]]
-            q_last = float(q)
-            if moves or first:
-                yield (
-                    last,
-                    {
-                        "vertices": nv,
-                        "edges": int(indices.shape[0] // 2),
-                        "modularity": q_last,
-                        "moves": int(moves),
-                        "sweeps": int(sweeps),
-                        "refined": int(K),
-                    },
-                )
-            first = False
-        if kp == nv:
-            break  # the communities are the refined ones of the level before
-        if K == nv:
-            # Refinement merged nothing and the level would repeat: aggregate
-            # on P itself (Louvain's step) so that the method goes on.
-            ref, (rid, K, ptr, members) = comm, (pid, kp, *cl.renumber(comm)[2:])
-        nxt = np.empty(K, np.int32)
-        nxt[rid[ref]] = pid[comm]
-        labels = rid[ref[labels]]
-        pos, nchunks = cl._thread_rows(pos)
-        indptr, indices, w, loop, k = aggregate(
-            ref, rid, K, ptr, members, indptr, indices, w, loop, pos, nchunks
-        )
-        order, prio = cl.carry_order(order, rid, K)
-        init = nxt
-    return last, q_last, salt

@@ -34,6 +34,10 @@ Halappanavar, Tumeo 2017. One level = modularity optimisation + aggregation:
 Every float sum is taken in an order fixed by the graph and the vertex order,
 never by thread timing, so results do not depend on the number of threads.
 
+The loop over levels is :func:`nx_gpumatch.levels.louvain`, shared with the
+GPU engine: :class:`LouvainEngine` runs its levels here, and
+:class:`SweepRule` lays out each level's sweeps on both engines.
+
 The gain of moving v (weighted degree k_v, self-loop counted twice) from its
 community A to B, times m, is (networkx's formula)
 
@@ -43,12 +47,14 @@ where a_C is the summed degree of community C and e_vC the weight of v's
 edges into C. Modularity is networkx's, self-loops included.
 """
 
+import dataclasses
 import types
 
 import numba
 import numpy as np
 from numba import get_thread_id, prange
 
+from nx_gpumatch import levels
 from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.random import mix64
 
@@ -1110,83 +1116,175 @@ def with_lead_sweeps(run, lead):
 _MAX_SWEEPS_ARG, _INIT_ARG, _REL_TOL_ARG, _CONFIRM_ARG = 19, 20, 21, 22
 
 
-def level_moves(
-    indptr,
-    indices,
-    w,
-    loop,
-    k,
-    order,
-    prio,
-    init,
-    pos,
-    *,
-    m2,
-    resolution,
-    threshold,
-    coarse_threshold,
-    fine_below,
-    batch_fraction,
-    max_batches,
-    sequential_arcs,
-    parallel_min_arcs,
-    max_sweeps,
-    rel_tol,
-    confirm,
-    run_level,
-    measured,
-):
-    """Local moving of one level from partition ``init``, for the Louvain and
-    Leiden drivers: sizes the scratch, the sweep tolerance
-    (:func:`sweep_tolerance`), the commit batches and the thread floor, and
-    runs :func:`optimise_seq` or ``run_level``. ``measured`` (a one-item
-    list) keeps the floor measured once a run when ``parallel_min_arcs`` is
-    None. Returns (comm, q, moves, sweeps, pos, nchunks)."""
-    nv = indptr.shape[0] - 1
-    deg = np.diff(indptr)
-    maxdeg = int(deg.max()) if nv else 0
-    pos, nchunks = _thread_rows(pos)  # the caller may have changed the thread count
-    _, buf_c, buf_j, buf_w = move_scratch(pos.shape[0], 0, maxdeg)
-    thr = sweep_tolerance(nv, threshold, coarse_threshold, fine_below)
-    max_arcs, nbatch = batch_limits(
-        int(np.count_nonzero(deg)),
-        int(indices.shape[0]),
-        batch_fraction,
-        max_batches,
-        sequential_arcs,
-    )
-    par_min = parallel_min_arcs
-    if par_min is None:
-        if max_arcs > 1 and measured[0] is None:
-            measured[0] = parallel_min_arcs_now()  # once a run: it costs a few thread wakes
-        par_min = measured[0] if max_arcs > 1 else PARALLEL_MIN_ARCS
-    comm, q, moves, sweeps = (optimise_seq if max_arcs <= 1 else run_level)(
+@dataclasses.dataclass(frozen=True)
+class SweepRule:
+    """How a level's sweeps are laid out and when they end, on either engine:
+    the keywords of :func:`louvain_levels` of these names. ``threshold`` here
+    only caps the sweep tolerance (see :func:`sweep_tolerance`)."""
+
+    threshold: float = 1e-7
+    coarse_threshold: float = 1e-7
+    fine_below: int = 100_000
+    batch_fraction: float = BATCH_FRACTION
+    max_batches: int = MAX_BATCHES
+    sequential_arcs: int = SEQUENTIAL_ARCS
+    max_sweeps: int = MAX_SWEEPS
+    rel_tol: float = SWEEP_REL_TOL
+    confirm: bool = False
+
+    def level(self, deg, arcs):
+        """(threshold, batch_arcs, max_batches, rel_tol, confirm): the
+        arguments of :func:`optimise` that depend on the level, for a level
+        with vertex degrees ``deg`` (host) and ``arcs`` arcs."""
+        thr = sweep_tolerance(deg.shape[0], self.threshold, self.coarse_threshold, self.fine_below)
+        max_arcs, nbatch = batch_limits(
+            int(np.count_nonzero(deg)),
+            int(arcs),
+            self.batch_fraction,
+            self.max_batches,
+            self.sequential_arcs,
+        )
+        # levels swept one vertex at a time are cheap: they go to a local optimum
+        rel_tol = float(self.rel_tol) if max_arcs > 1 else 0.0
+        return float(thr), max_arcs, nbatch, rel_tol, bool(self.confirm) or max_arcs <= 1
+
+
+def vertex_order(order, n):
+    """(order, prio): the vertex order (default by id) and its inverse."""
+    if order is None:
+        order = np.arange(n, dtype=np.int32)
+        return order, order
+    order = np.ascontiguousarray(order, dtype=np.int32)
+    prio = np.empty(n, np.int32)
+    prio[order] = np.arange(n, dtype=np.int32)
+    return order, prio
+
+
+class LouvainEngine:
+    """The CPU engine of the level loops (:mod:`nx_gpumatch.levels`): the
+    input graph, the current level (host CSR, degrees, vertex order) and the
+    kernels above.
+
+    ``rule`` is the run's :class:`SweepRule`; ``order``, ``lead_sweeps`` and
+    ``parallel_min_arcs`` as in :func:`louvain_levels`; ``m2`` (None: the
+    graph's own) continues a run begun on another graph (a level handed over
+    by the GPU engine).
+    """
+
+    xp = np
+
+    def __init__(
+        self,
         indptr,
         indices,
         w,
         loop,
-        k,
-        order,
-        prio,
-        m2,
-        float(resolution),
-        float(thr),
-        MOVE_BUCKETS,
-        max_arcs,
-        nbatch,
-        pos,
-        buf_c,
-        buf_j,
-        buf_w,
-        nchunks,
-        int(par_min),
-        int(max_sweeps),
-        init,
-        # levels swept one vertex at a time are cheap: they go to a local optimum
-        float(rel_tol) if max_arcs > 1 else 0.0,
-        bool(confirm) or max_arcs <= 1,
-    )
-    return comm, q, moves, sweeps, pos, nchunks
+        rule,
+        *,
+        resolution=1.0,
+        order=None,
+        m2=None,
+        lead_sweeps=LEAD_SWEEPS,
+        parallel_min_arcs=None,
+    ):
+        n = indptr.shape[0] - 1
+        k = weighted_degrees(indptr, w, loop)
+        self.m2 = float(k.sum()) if m2 is None else m2
+        self.rule = rule
+        self.resolution = float(resolution)
+        self._input = (indptr, indices, w, loop, k, *vertex_order(order, n))
+        self.start()
+        # Graphs too small for threads run kernels compiled without them: a first
+        # call then compiles no parallel kernel (most of a cold start).
+        par_floor = PARALLEL_MIN_ARCS if parallel_min_arcs is None else parallel_min_arcs
+        self.threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(
+            rule.sequential_arcs, par_floor
+        )
+        # sequential_arcs=0: no sweep one vertex at a time (the GPU engine's layout)
+        self._optimise = with_lead_sweeps(
+            optimise if self.threaded else optimise_1,
+            lead_sweeps if rule.sequential_arcs > 0 else 0,
+        )
+        self._aggregate = aggregate if self.threaded else aggregate_1
+        self._parallel_min_arcs = parallel_min_arcs
+        self._measured = None  # the thread floor, measured at most once a run
+        self._pos = np.full((0, n), -1, np.int32)
+        self._nchunks = 1
+
+    def start(self):
+        self.indptr, self.indices, self.w, self.loop, self.k, self.order, self.prio = self._input
+
+    @property
+    def n(self):
+        return self.indptr.shape[0] - 1
+
+    @property
+    def arcs(self):
+        return int(self.indices.shape[0])
+
+    def host(self, x):
+        return x
+
+    def singleton_modularity(self):
+        return singleton_modularity(self.loop, self.k, self.m2, self.resolution)
+
+    def engine_for_level(self):
+        return self
+
+    def move(self, init):
+        """Local moving from the partition ``init`` (None: singletons):
+        :func:`optimise_seq`, or :func:`optimise` (after the lead sweeps) on
+        levels swept in batches. Returns (comm, q, moves, sweeps)."""
+        nv = self.n
+        deg = np.diff(self.indptr)
+        maxdeg = int(deg.max()) if nv else 0
+        # the caller may have changed the thread count
+        self._pos, self._nchunks = _thread_rows(self._pos)
+        _, buf_c, buf_j, buf_w = move_scratch(self._pos.shape[0], 0, maxdeg)
+        thr, max_arcs, nbatch, rel_tol, confirm = self.rule.level(deg, self.arcs)
+        par_min = self._parallel_min_arcs
+        if par_min is None:
+            if max_arcs > 1 and self._measured is None:
+                self._measured = parallel_min_arcs_now()  # once a run: it costs a few thread wakes
+            par_min = self._measured if max_arcs > 1 else PARALLEL_MIN_ARCS
+        if init is None:
+            init = np.arange(nv, dtype=np.int32)
+        return (optimise_seq if max_arcs <= 1 else self._optimise)(
+            self.indptr,
+            self.indices,
+            self.w,
+            self.loop,
+            self.k,
+            self.order,
+            self.prio,
+            self.m2,
+            self.resolution,
+            thr,
+            MOVE_BUCKETS,
+            max_arcs,
+            nbatch,
+            self._pos,
+            buf_c,
+            buf_j,
+            buf_w,
+            self._nchunks,
+            int(par_min),
+            int(self.rule.max_sweeps),
+            init,
+            rel_tol,
+            confirm,
+        )
+
+    def renumber(self, comm):
+        return renumber(comm)
+
+    def aggregate(self, comm, numbering):
+        pos, nchunks = _thread_rows(self._pos)  # the caller may have changed the thread count
+        self._pos = pos
+        self.indptr, self.indices, self.w, self.loop, self.k = self._aggregate(
+            comm, *numbering, self.indptr, self.indices, self.w, self.loop, pos, nchunks
+        )
+        self.order, self.prio = carry_order(self.order, numbering[0], numbering[1])
 
 
 def louvain_levels(
@@ -1234,96 +1332,35 @@ def louvain_levels(
     Levels swept in batches begin with ``lead_sweeps`` sweeps one vertex at a
     time (none when ``sequential_arcs`` is 0).
 
-    ``m2``, ``q0`` and ``first_level`` continue a run begun elsewhere (the GPU
-    engine hands small levels over): the original graph's total degree, the
-    modularity so far and the number of levels done.
+    ``m2``, ``q0`` and ``first_level`` continue a run begun elsewhere: the
+    original graph's total degree, the modularity so far and the number of
+    levels done.
     """
-    n = indptr.shape[0] - 1
-    k = weighted_degrees(indptr, w, loop)
-    if m2 is None:
-        m2 = float(k.sum())
-    if m2 <= 0.0:  # no edges (or only zero weights): nothing to optimise
-        yield (
-            np.arange(n, dtype=np.int32),
-            {
-                "vertices": n,
-                "edges": int(indices.shape[0] // 2),
-                "modularity": 0.0,
-                "moves": 0,
-                "sweeps": 0,
-            },
-        )
-        return
-    if order is None:
-        order = np.arange(n, dtype=np.int32)
-        prio = order
-    else:
-        order = np.ascontiguousarray(order, dtype=np.int32)
-        prio = np.empty(n, np.int32)
-        prio[order] = np.arange(n, dtype=np.int32)
-    pos = np.full((0, n), -1, np.int32)
-    labels = np.arange(n, dtype=np.int32)
-    q = singleton_modularity(loop, k, m2, float(resolution)) if q0 is None else float(q0)
-    # Graphs too small for threads run kernels compiled without them: a first
-    # call then compiles no parallel kernel (most of a cold start).
-    par_floor = PARALLEL_MIN_ARCS if parallel_min_arcs is None else parallel_min_arcs
-    threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(sequential_arcs, par_floor)
-    run_level = optimise if threaded else optimise_1
-    # sequential_arcs=0: no sweep one vertex at a time (the GPU engine's layout)
-    run_level = with_lead_sweeps(run_level, lead_sweeps if sequential_arcs > 0 else 0)
-    merge_level = aggregate if threaded else aggregate_1
-    level = first_level
-    measured = [None]
-    while True:
-        nv = indptr.shape[0] - 1
-        comm, q_new, moves, sweeps, pos, nchunks = level_moves(
-            indptr,
-            indices,
-            w,
-            loop,
-            k,
-            order,
-            prio,
-            np.arange(nv, dtype=np.int32),
-            pos,
-            m2=m2,
-            resolution=resolution,
-            threshold=threshold,
-            coarse_threshold=coarse_threshold,
-            fine_below=fine_below,
-            batch_fraction=batch_fraction,
-            max_batches=max_batches,
-            sequential_arcs=sequential_arcs,
-            parallel_min_arcs=parallel_min_arcs,
-            max_sweeps=max_sweeps,
-            rel_tol=rel_tol,
-            confirm=confirm,
-            run_level=run_level,
-            measured=measured,
-        )
-        if level > 0 and moves == 0:
-            return
-        newid, K, ptr, members = renumber(comm)
-        labels = newid[comm[labels]]  # original vertices follow their community
-        yield (
-            labels,
-            {
-                "vertices": nv,
-                "edges": int(indices.shape[0] // 2),
-                "modularity": float(q_new),
-                "moves": int(moves),
-                "sweeps": int(sweeps),
-            },
-        )
-        if q_new - q <= threshold:
-            return
-        q = q_new
-        pos, nchunks = _thread_rows(pos)  # the caller may have changed the thread count
-        indptr, indices, w, loop, k = merge_level(
-            comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchunks
-        )
-        order, prio = carry_order(order, newid, K)
-        level += 1
+    rule = SweepRule(
+        threshold=threshold,
+        coarse_threshold=coarse_threshold,
+        fine_below=fine_below,
+        batch_fraction=batch_fraction,
+        max_batches=max_batches,
+        sequential_arcs=sequential_arcs,
+        max_sweeps=max_sweeps,
+        rel_tol=rel_tol,
+        confirm=confirm,
+    )
+    engine = LouvainEngine(
+        indptr,
+        indices,
+        w,
+        loop,
+        rule,
+        resolution=resolution,
+        order=order,
+        m2=m2,
+        lead_sweeps=lead_sweeps,
+        parallel_min_arcs=parallel_min_arcs,
+    )
+    q = None if q0 is None else float(q0)
+    yield from levels.louvain(engine, threshold, q=q, level=first_level)
 
 
 # ------------------------------------------------------------ serial twins

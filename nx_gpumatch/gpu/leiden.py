@@ -10,7 +10,9 @@ refined in parallel, one thread each, every community walking its members in
 the vertex order as the CPU engine walks all vertices (refinement never looks
 outside a community, so this is the CPU engine's result). The random choice
 hashes (key, vertex, refinement count), as on the CPU: results are the seed's,
-whatever the launch geometry.
+whatever the launch geometry. The loop over passes and levels is shared
+with the CPU engine (:func:`nx_gpumatch.levels.leiden`): :class:`LeidenEngine`
+runs its levels here.
 
 Every community of the result induces a connected subgraph: a pass ends once
 local moving leaves every vertex of a level alone, and the communities are
@@ -29,12 +31,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from nx_gpumatch import levels
 from nx_gpumatch.cpu import leiden as cpu_leiden
 from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.gpu import louvain as gl
-from nx_gpumatch.gpu._launch import array_module, get_module, to_host
+from nx_gpumatch.gpu._launch import get_module
 
-__all__ = ["leiden_levels", "refine"]
+__all__ = ["leiden_levels", "LeidenEngine", "refine"]
 
 BLOCK = gl.BLOCK
 DEFINES = {"BLOCK": BLOCK}
@@ -105,6 +108,45 @@ def refine(xp, kernels, g, comm, prio, res_over_m2, theta, key, salt, table_byte
     return ref
 
 
+class LeidenEngine(gl.LouvainEngine):
+    """The GPU engine of the Leiden loop (:func:`nx_gpumatch.levels.leiden`):
+    the GPU Louvain engine, which keeps every level on the device, plus
+    :meth:`refine`. ``theta`` and ``key`` as in
+    :func:`nx_gpumatch.cpu.leiden.leiden_levels`."""
+
+    def __init__(
+        self, indptr, indices, w, loop, rule, *, resolution, order, theta, key, table_bytes, backend
+    ):
+        self.theta = cpu_leiden.checked_theta(theta)
+        super().__init__(
+            indptr,
+            indices,
+            w,
+            loop,
+            rule,
+            resolution=resolution,
+            order=order,
+            table_bytes=table_bytes,
+            backend=backend,
+        )
+        self.kernels = (self.mod, get_module("leiden", backend))
+        self.key = int(key) & (2**64 - 1)
+
+    def refine(self, comm, salt):
+        return refine(
+            self.xp,
+            self.kernels,
+            self.g,
+            comm,
+            self.prio,
+            self.resolution / self.m2,
+            self.theta,
+            self.key,
+            salt,
+            self.table_bytes,
+        )
+
+
 def leiden_levels(
     indptr,
     indices,
@@ -129,131 +171,24 @@ def leiden_levels(
     """The GPU engine's version of :func:`nx_gpumatch.cpu.leiden.leiden_levels`
     (same arguments and yields; ``table_bytes`` caps the scratch memory of
     one launch, None: a share of the free device memory)."""
-    xp = array_module(backend)
-    kernels = (get_module("louvain", backend), get_module("leiden", backend))
-    n = np.asarray(indptr).shape[0] - 1
-    g = gl._Level(
-        xp,
-        xp.asarray(np.ascontiguousarray(indptr, np.int64)),
-        xp.asarray(indices, dtype=xp.int32),
-        xp.asarray(np.ascontiguousarray(w, np.float64)),
-        xp.asarray(np.ascontiguousarray(loop, np.float64)),
-        None,
-    )
-    g.k = gl.degrees(xp, kernels[0], g)
-    m2 = float(xp.sum(g.k))
-    if m2 <= 0.0:
-        yield cpu_leiden.edgeless_level(n, int(np.asarray(indices).shape[0] // 2))
-        return
-    theta = cpu_leiden.checked_theta(theta)
-    order, prio = gl._order_prio(order, n)
-    run = dict(
-        m2=m2,
-        resolution=float(resolution),
-        theta=theta,
-        key=int(key) & (2**64 - 1),
+    rule = cl.SweepRule(
         coarse_threshold=coarse_threshold,
         fine_below=fine_below,
-        max_sweeps=int(max_sweeps),
         sequential_arcs=sequential_arcs,
+        max_sweeps=max_sweeps,
+        rel_tol=cpu_leiden.SWEEP_REL_TOL,
+    )
+    engine = LeidenEngine(
+        indptr,
+        indices,
+        w,
+        loop,
+        rule,
+        resolution=resolution,
+        order=order,
+        theta=theta,
+        key=key,
         table_bytes=table_bytes,
+        backend=backend,
     )
-    yield from cpu_leiden.passes(
-        lambda part, salt, first: _one_pass(
-            xp, kernels, g, order, prio, part, salt, first=first, **run
-        ),
-        n,
-        g.arcs // 2,
-        max_passes,
-        pass_tol,
-        pass_rel_tol,
-    )
-
-
-def _one_pass(
-    xp,
-    kernels,
-    g,
-    order,
-    prio,
-    init,
-    salt,
-    *,
-    first,
-    m2,
-    resolution,
-    theta,
-    key,
-    coarse_threshold,
-    fine_below,
-    max_sweeps,
-    sequential_arcs,
-    table_bytes,
-):
-    """One run of the method from partition ``init`` (host) of the input
-    graph, as the CPU engine's pass: yields the levels that moved something
-    (and a pass's first level if ``first``); returns (final partition, its
-    modularity, next salt)."""
-    lmod = kernels[0]
-    n = g.n
-    labels = xp.arange(n, dtype=xp.int32)  # input vertex -> vertex of this level
-    last = init
-    q_last = None
-    init_d = xp.asarray(init, dtype=xp.int32)
-    for _ in range(cpu_leiden.MAX_LEVELS):
-        nv = g.n
-        thr = cl.sweep_tolerance(nv, 1e-7, coarse_threshold, fine_below)
-        max_arcs, nbatch = gl.level_batches(g, cl.BATCH_FRACTION, cl.MAX_BATCHES, sequential_arcs)
-        comm, q, moves, sweeps = gl.optimise(
-            xp,
-            lmod,
-            g,
-            order,
-            prio,
-            m2,
-            resolution,
-            float(thr),
-            max_arcs,
-            nbatch,
-            max_sweeps,
-            init=init_d,
-            table_bytes=table_bytes,
-            rel_tol=cl.SWEEP_REL_TOL if max_arcs > 1 else 0.0,
-            confirm=max_arcs <= 1,
-        )
-        pid, kp = gl.renumber(xp, comm)
-        if kp == nv:
-            ref = comm  # every vertex alone: nothing to refine
-        else:
-            ref = refine(xp, kernels, g, comm, prio, resolution / m2, theta, key, salt, table_bytes)
-            salt += 1
-        rid, K = gl.renumber(xp, ref)
-        if q_last is None or moves:
-            last = to_host(pid[comm[labels]])
-            q_last = float(q)
-            if moves or first:
-                yield (
-                    last,
-                    {
-                        "vertices": nv,
-                        "edges": g.arcs // 2,
-                        "modularity": q_last,
-                        "moves": int(moves),
-                        "sweeps": int(sweeps),
-                        "refined": int(K),
-                    },
-                )
-            first = False
-        if kp == nv:
-            break  # the communities are the refined ones of the level before
-        if K == nv:
-            # Refinement merged nothing and the level would repeat: aggregate
-            # on the partition itself (Louvain's step) so that the method goes on.
-            ref, rid, K = comm, pid, kp
-        nxt = xp.empty(K, xp.int32)
-        nxt[rid[ref]] = pid[comm]
-        labels = rid[ref[labels]]
-        g = gl.aggregate(xp, lmod, g, ref, rid, K, table_bytes)
-        order, prio = cl.carry_order(order, to_host(rid), K)
-        init_d = nxt
-    return last, q_last, salt
+    yield from levels.leiden(engine, max_passes, pass_tol, pass_rel_tol)

@@ -17,7 +17,9 @@ tables of the highest-degree bucket live in global memory and are taken a
 chunk of the batch at a time, chunks sized from the free device memory
 (``table_bytes`` forces a size), so their memory stays bounded however large
 the graph. Levels with fewer than ``cpu_below_arcs`` arcs go to the CPU
-engine, which sweeps them one vertex at a time anyway.
+engine, which sweeps them one vertex at a time anyway. The loop over levels
+is shared with the CPU engine (:func:`nx_gpumatch.levels.louvain`):
+:class:`LouvainEngine` runs its levels here.
 
 Determinism. On weights whose sums are exact (integers) the partition and the
 modularity equal the CPU engine's, run after run. With float weights:
@@ -44,11 +46,13 @@ import math
 
 import numpy as np
 
+from nx_gpumatch import levels
 from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.gpu._launch import array_module, get_module, to_host
 
 __all__ = [
     "louvain_levels",
+    "LouvainEngine",
     "optimise",
     "aggregate",
     "renumber",
@@ -282,6 +286,114 @@ class Schedule:
         return sverts, batches, batch
 
 
+class LouvainEngine:
+    """The GPU engine of the level loops (:mod:`nx_gpumatch.levels`): the
+    input graph and the current level on the device (a :class:`_Level`; the
+    vertex order stays on the host) and the kernels of kernels/louvain.cu.
+    ``rule`` is the run's :class:`nx_gpumatch.cpu.louvain.SweepRule`; levels
+    with fewer than ``cpu_below_arcs`` arcs are handed to the CPU engine."""
+
+    def __init__(
+        self,
+        indptr,
+        indices,
+        w,
+        loop,
+        rule,
+        *,
+        resolution=1.0,
+        order=None,
+        cpu_below_arcs=0,
+        table_bytes=None,
+        backend="cupy",
+    ):
+        xp = self.xp = array_module(backend)
+        self.mod = get_module("louvain", backend)
+        g = _Level(
+            xp,
+            xp.asarray(np.ascontiguousarray(indptr, np.int64)),
+            xp.asarray(indices, dtype=xp.int32),
+            xp.asarray(np.ascontiguousarray(w, np.float64)),
+            xp.asarray(np.ascontiguousarray(loop, np.float64)),
+            None,
+        )
+        g.k = degrees(xp, self.mod, g)
+        self.m2 = float(xp.sum(g.k))
+        self.rule = rule
+        self.resolution = float(resolution)
+        self.cpu_below_arcs = cpu_below_arcs
+        self.table_bytes = table_bytes
+        self._input = (g, *cl.vertex_order(order, g.n))
+        self.start()
+
+    def start(self):
+        self.g, self.order, self.prio = self._input
+
+    @property
+    def n(self):
+        return self.g.n
+
+    @property
+    def arcs(self):
+        return self.g.arcs
+
+    def host(self, x):
+        return to_host(x)
+
+    def singleton_modularity(self):
+        g = self.g
+        return cl.singleton_modularity(to_host(g.loop), to_host(g.k), self.m2, self.resolution)
+
+    def engine_for_level(self):
+        """This engine, or the CPU engine on a level with fewer than
+        ``cpu_below_arcs`` arcs (it sweeps those one vertex at a time anyway;
+        the launches would cost more than the work)."""
+        g = self.g
+        if g.arcs >= self.cpu_below_arcs:
+            return self
+        return cl.LouvainEngine(
+            g.indptr_host,
+            to_host(g.indices),
+            to_host(g.w),
+            to_host(g.loop),
+            self.rule,
+            resolution=self.resolution,
+            order=self.order,
+            m2=self.m2,
+        )
+
+    def move(self, init):
+        """:func:`optimise` of the current level from the partition ``init``
+        (None: singletons). Returns (device comm, q, moves, sweeps)."""
+        g = self.g
+        thr, max_arcs, nbatch, rel_tol, confirm = self.rule.level(np.diff(g.indptr_host), g.arcs)
+        return optimise(
+            self.xp,
+            self.mod,
+            g,
+            self.order,
+            self.prio,
+            self.m2,
+            self.resolution,
+            thr,
+            max_arcs,
+            nbatch,
+            int(self.rule.max_sweeps),
+            init=init,
+            table_bytes=self.table_bytes,
+            rel_tol=rel_tol,
+            confirm=confirm,
+        )
+
+    def renumber(self, comm):
+        return renumber(self.xp, comm)
+
+    def aggregate(self, comm, numbering):
+        newid, K = numbering
+        self.g = aggregate(self.xp, self.mod, self.g, comm, newid, K, self.table_bytes)
+        self.order, self.prio = cl.carry_order(self.order, to_host(newid), K)
+
+
 def louvain_levels(
     indptr,
     indices,
@@ -309,121 +421,30 @@ def louvain_levels(
     ``table_bytes`` caps the memory of one chunk of the move phase's global
     hash tables and of the aggregation (None: a share of the free device
     memory)."""
-    xp = array_module(backend)
-    mod = get_module("louvain", backend)
-    indptr = np.ascontiguousarray(indptr, np.int64)
-    w = np.ascontiguousarray(w, np.float64)
-    loop = np.ascontiguousarray(loop, np.float64)
-    n = indptr.shape[0] - 1
-    g = _Level(
-        xp,
-        xp.asarray(indptr),
-        xp.asarray(indices, dtype=xp.int32),
-        xp.asarray(w),
-        xp.asarray(loop),
-        None,
+    rule = cl.SweepRule(
+        threshold=threshold,
+        coarse_threshold=coarse_threshold,
+        fine_below=fine_below,
+        batch_fraction=batch_fraction,
+        max_batches=max_batches,
+        sequential_arcs=sequential_arcs,
+        max_sweeps=max_sweeps,
+        rel_tol=rel_tol,
+        confirm=confirm,
     )
-    g.k = degrees(xp, mod, g)
-    m2 = float(xp.sum(g.k))
-    if m2 <= 0.0:
-        yield (
-            np.arange(n, dtype=np.int32),
-            {
-                "vertices": n,
-                "edges": int(indices.shape[0] // 2),
-                "modularity": 0.0,
-                "moves": 0,
-                "sweeps": 0,
-            },
-        )
-        return
-    order, prio = _order_prio(order, n)
-    q = cl.singleton_modularity(loop, to_host(g.k), m2, float(resolution))
-    labels = xp.arange(n, dtype=xp.int32)
-    level = 0
-    while True:
-        if g.arcs < cpu_below_arcs:
-            host_labels = to_host(labels)
-            rest = cl.louvain_levels(
-                g.indptr_host,
-                to_host(g.indices),
-                to_host(g.w),
-                to_host(g.loop),
-                resolution=resolution,
-                threshold=threshold,
-                coarse_threshold=coarse_threshold,
-                fine_below=fine_below,
-                order=order,
-                batch_fraction=batch_fraction,
-                max_batches=max_batches,
-                sequential_arcs=sequential_arcs,
-                max_sweeps=max_sweeps,
-                rel_tol=rel_tol,
-                confirm=confirm,
-                m2=m2,
-                q0=q,
-                first_level=level,
-            )
-            for sub, info in rest:
-                yield sub[host_labels], info
-            return
-        thr = cl.sweep_tolerance(g.n, threshold, coarse_threshold, fine_below)
-        max_arcs, nbatch = level_batches(g, batch_fraction, max_batches, sequential_arcs)
-        comm, q_new, moves, sweeps = optimise(
-            xp,
-            mod,
-            g,
-            order,
-            prio,
-            m2,
-            float(resolution),
-            float(thr),
-            max_arcs,
-            nbatch,
-            max_sweeps,
-            table_bytes=table_bytes,
-            # levels swept one vertex at a time are cheap: they go to a local optimum
-            rel_tol=float(rel_tol) if max_arcs > 1 else 0.0,
-            confirm=bool(confirm) or max_arcs <= 1,
-        )
-        if level > 0 and moves == 0:
-            return
-        newid, K = renumber(xp, comm)
-        labels = newid[comm[labels]]
-        yield (
-            to_host(labels),
-            {
-                "vertices": g.n,
-                "edges": g.arcs // 2,
-                "modularity": q_new,
-                "moves": moves,
-                "sweeps": sweeps,
-            },
-        )
-        if q_new - q <= threshold:
-            return
-        q = q_new
-        g = aggregate(xp, mod, g, comm, newid, K, table_bytes)
-        order, prio = cl.carry_order(order, to_host(newid), K)
-        level += 1
-
-
-def _order_prio(order, n):
-    if order is None:
-        order = np.arange(n, dtype=np.int32)
-        return order, order
-    order = np.ascontiguousarray(order, dtype=np.int32)
-    prio = np.empty(n, np.int32)
-    prio[order] = np.arange(n, dtype=np.int32)
-    return order, prio
-
-
-def level_batches(g, batch_fraction, max_batches, sequential_arcs):
-    """(max_arcs, max_batches) of the level's commit batches (the CPU rule)."""
-    deg = np.diff(g.indptr_host)
-    return cl.batch_limits(
-        int(np.count_nonzero(deg)), g.arcs, batch_fraction, max_batches, sequential_arcs
+    engine = LouvainEngine(
+        indptr,
+        indices,
+        w,
+        loop,
+        rule,
+        resolution=resolution,
+        order=order,
+        cpu_below_arcs=cpu_below_arcs,
+        table_bytes=table_bytes,
+        backend=backend,
     )
+    yield from levels.louvain(engine, threshold)
 
 
 def degrees(xp, mod, g):
