@@ -651,6 +651,7 @@ def test_optimise_seq_equals_optimise_one_by_one(seed):
                 init,
                 0.0,
                 True,
+                0,
             )
         )
     (c1, q1, m1, s1), (c2, q2, m2, s2) = out

@@ -656,9 +656,10 @@ def optimise_seq(
     init,
     rel_tol,
     confirm,
+    lead,
 ):
     """:func:`optimise` for levels swept one vertex at a time (``batch_arcs``
-    <= 1; the batch keywords are ignored): the same moves, sums and results
+    <= 1; the batch keywords and ``lead`` are ignored): the same moves, sums and results
     without the batch machinery, so that small graphs compile only this."""
     n = indptr.shape[0] - 1
     comm, a, size, inner = _level_state(indptr, indices, w, loop, k, init)
@@ -745,6 +746,7 @@ def optimise(
     init,
     rel_tol,
     confirm,
+    lead,
 ):
     """Modularity optimisation of one level from the partition ``init``
     (community ids below n; Louvain starts from singletons, Leiden from the
@@ -759,6 +761,13 @@ def optimise(
     A sweep that lowers
     modularity (moves made together can) is undone and the level goes on one
     vertex at a time.
+
+    The first ``lead`` sweeps go one vertex at a time in bucket order (see
+    LEAD_SWEEPS) and end as :func:`optimise_seq`'s do without ``rel_tol`` and
+    ``confirm``; if they moved something, the batched sweeps follow from
+    their partition, all vertices active, their schedule numbered from 0 and
+    ``rel_tol`` taken of the gain made after the lead. All sweeps count
+    towards ``max_sweeps``.
     Returns (comm, modularity, moves, sweeps).
     """
     n = indptr.shape[0] - 1
@@ -777,10 +786,17 @@ def optimise(
     total = 0
     sweeps = 0
     all_active = True
+    lead_left = lead
+    sched = 0  # the schedule's sweep number (batched sweeps count from 0 after the lead)
     while sweeps < max_sweeps:
+        leading = lead_left > 0
         sverts, bat, batch = sweep_schedule(
-            bptr, verts, indptr, np.int64(batch_arcs), np.int64(max_batches), np.int64(sweeps)
+            bptr, verts, indptr, np.int64(batch_arcs), np.int64(max_batches), np.int64(sched)
         )
+        if leading:
+            lead_left -= 1
+        else:
+            sched += 1
         sweeps += 1
         full = all_active  # does this sweep look at every vertex?
         all_active = False
@@ -788,7 +804,7 @@ def optimise(
         keep_sq = sq
         keep_inner = inner
         moved = 0
-        if batch_arcs <= 1:
+        if batch_arcs <= 1 or leading:
             # One vertex at a time: no batch machinery, each move lands at once.
             moved, dsq, dinner = _sweep_one_by_one(
                 sverts,
@@ -810,7 +826,7 @@ def optimise(
             )
             sq += dsq
             inner += dinner
-        for j in range(bat.shape[0] - 1 if batch_arcs > 1 else 0):
+        for j in range(bat.shape[0] - 1 if batch_arcs > 1 and not leading else 0):
             lo = bat[j]
             hi = bat[j + 1]
             # Small batches run on the calling thread: waking the pool costs more.
@@ -869,6 +885,32 @@ def optimise(
             inner += dinner
             moved += cnt
         q_new = inner / m2 - resolution * sq / (m2 * m2)
+        if leading:
+            act = _after_sweep(moved, q, q_new, q_start, threshold, 0.0, full, False)
+            if act == _UNDO:
+                _copy_state(keep_comm, keep_a, keep_size, comm, a, size)
+                sq = keep_sq
+                inner = keep_inner
+            elif moved > 0:
+                total += moved
+                q = q_new
+            if act != _GO_ON:
+                lead_left = 0
+            if lead_left == 0:
+                if total == 0:
+                    break
+                # The batched sweeps start as a fresh level from the lead's
+                # partition: community degrees summed anew (the same bits as
+                # a new start), every vertex active.
+                a[:] = 0.0
+                for v in range(n):
+                    a[comm[v]] += k[v]
+                sq = _sum_sq(a)
+                q = inner / m2 - resolution * sq / (m2 * m2)
+                q_start = q
+                active[:] = 1
+                all_active = True
+            continue
         act = _after_sweep(moved, q, q_new, q_start, threshold, rel_tol, full, confirm)
         if act == _UNDO:
             _copy_state(keep_comm, keep_a, keep_size, comm, a, size)
@@ -1086,36 +1128,6 @@ def _thread_rows(pos):
     return pos, (_CHUNKS_PER_THREAD * threads if threads > 1 else 1)
 
 
-def with_lead_sweeps(run, lead):
-    """``run`` (:func:`optimise` or a twin) preceded by ``lead`` sweeps one
-    vertex at a time (:func:`optimise_seq`); same arguments and returns. The
-    lead sweeps count towards ``max_sweeps``; the relative tolerance of the
-    batched sweeps is taken of the gain after them."""
-    if lead <= 0:
-        return run
-
-    def led(*args):
-        args = list(args)
-        max_sweeps = args[_MAX_SWEEPS_ARG]
-        seq = list(args)
-        seq[_MAX_SWEEPS_ARG] = min(lead, max_sweeps)
-        seq[_REL_TOL_ARG] = 0.0
-        seq[_CONFIRM_ARG] = False
-        comm, q, moves, sweeps = optimise_seq(*seq)
-        if moves == 0 or sweeps >= max_sweeps:
-            return comm, q, moves, sweeps
-        args[_MAX_SWEEPS_ARG] = max_sweeps - sweeps
-        args[_INIT_ARG] = comm
-        comm, q, more, later = run(*args)
-        return comm, q, moves + more, sweeps + later
-
-    return led
-
-
-# positions in the argument list of optimise / optimise_seq
-_MAX_SWEEPS_ARG, _INIT_ARG, _REL_TOL_ARG, _CONFIRM_ARG = 19, 20, 21, 22
-
-
 @dataclasses.dataclass(frozen=True)
 class SweepRule:
     """How a level's sweeps are laid out and when they end, on either engine:
@@ -1200,11 +1212,9 @@ class LouvainEngine:
         self.threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(
             rule.sequential_arcs, par_floor
         )
+        self._optimise = optimise if self.threaded else optimise_1
         # sequential_arcs=0: no sweep one vertex at a time (the GPU engine's layout)
-        self._optimise = with_lead_sweeps(
-            optimise if self.threaded else optimise_1,
-            lead_sweeps if rule.sequential_arcs > 0 else 0,
-        )
+        self._lead = int(lead_sweeps) if rule.sequential_arcs > 0 else 0
         self._aggregate = aggregate if self.threaded else aggregate_1
         self._parallel_min_arcs = parallel_min_arcs
         self._measured = None  # the thread floor, measured at most once a run
@@ -1273,6 +1283,7 @@ class LouvainEngine:
             init,
             rel_tol,
             confirm,
+            self._lead,
         )
 
     def renumber(self, comm):
