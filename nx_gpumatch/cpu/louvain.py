@@ -18,7 +18,11 @@ Halappanavar, Tumeo 2017. One level = modularity optimisation + aggregation:
   lowest priority (position in the vertex order, which a seed may shuffle). A
   singleton may join a singleton of the same batch only if that one has the
   lower priority, so two singletons never swap. After the first sweep only
-  vertices with a neighbour that moved are looked at again.
+  vertices with a neighbour that moved are looked at again, and a sweep
+  costs the arcs of those vertices plus a few cheap passes over the
+  schedule: levels that creep for a hundred sweeps (clusters slowly
+  coalescing on weighted community structure) pay for their moves, not for
+  their sweeps.
 * Sweeps end when one gains at most the sweep tolerance (SWEEP_TOL, or the
   coarse one on large levels), moves nothing, or after MAX_SWEEPS; a sweep
   that lowers modularity is undone. Levels swept one vertex at a time end
