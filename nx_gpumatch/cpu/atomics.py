@@ -1,4 +1,5 @@
-"""Atomic operations on array elements for Numba kernels.
+"""Atomic operations on array elements for Numba kernels (and ``prefetch``, a
+cache hint that orders nothing).
 
 Numba has no CPU atomics, so these emit LLVM ``cmpxchg`` / ``atomicrmw`` / atomic
 loads directly. All are sequentially consistent. In a spin loop, use the value a
@@ -11,6 +12,7 @@ dtype as the compiled code converts them (integers wrap).
 """
 
 import numpy as np
+from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.core.extending import _Intrinsic
@@ -180,3 +182,25 @@ def atomic_store(typingctx, arr, idx, val):
         return context.get_dummy_value()
 
     return types.none(arr, idx, val), codegen
+
+
+@in_python(lambda arr, idx: None)
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Hint that arr[idx] is read soon (llvm.prefetch: read, keep in all levels)."""
+    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+        raise TypeError("prefetch needs an array and an integer index")
+
+    def codegen(context, builder, sig, args):
+        a, i = args
+        ary = context.make_array(sig.args[0])(context, builder, a)
+        i = context.cast(builder, i, sig.args[1], types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [i], wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.none(arr, idx), codegen

@@ -13,14 +13,11 @@ compares ranks, since a row never holds the same edge twice.
 """
 
 import numpy as np
-from llvmlite import ir
-from numba import prange, types
-from numba.core import cgutils
+from numba import prange
 from numba.core.cpu import ParallelOptions
-from numba.extending import intrinsic
 
 from nx_gpumatch.cpu import kernel, njit
-from nx_gpumatch.cpu.atomics import atomic_add, atomic_load, atomic_store, cas, in_python
+from nx_gpumatch.cpu.atomics import atomic_add, atomic_load, atomic_store, cas, prefetch
 
 NO_RANK = 0x7FFFFFFF
 LOW = np.int64(0xFFFFFFFF)
@@ -58,25 +55,6 @@ DEPTH = 2
 BLOCK = 512
 # Loops over fewer vertices run on one thread: waking the others costs more.
 PARALLEL_MIN = 20000
-
-
-@in_python(lambda arr, idx: None)
-@intrinsic
-def prefetch(typingctx, arr, idx):
-    """Hint that arr[idx] will be read soon (llvm.prefetch); never faults."""
-
-    def codegen(context, builder, sig, args):
-        a, i = args
-        ary = context.make_array(sig.args[0])(context, builder, a)
-        i = context.cast(builder, i, sig.args[1], types.intp)
-        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [i], wraparound=False)
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-
-    return types.none(arr, idx), codegen
 
 
 # ----------------------------------------------------------------- shared

@@ -13,9 +13,8 @@ import numpy as np
 from numba import prange
 
 from nx_gpumatch.cpu import kernel, njit
-from nx_gpumatch.cpu.atomics import atomic_add, cas
+from nx_gpumatch.cpu.atomics import atomic_add, cas, prefetch
 from nx_gpumatch.cpu.random import counter_hash
-from nx_gpumatch.cpu.stable_marriage import prefetch
 
 NO_RANK = 0x7FFFFFFF
 

@@ -14,13 +14,10 @@ woman he could win. Every engine returns the unique man-optimal matching.
 """
 
 import numpy as np
-from llvmlite import ir
-from numba import prange, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import prange
 
 from nx_gpumatch.cpu import kernel, njit
-from nx_gpumatch.cpu.atomics import cas, in_python
+from nx_gpumatch.cpu.atomics import cas, prefetch
 from nx_gpumatch.cpu.random import counter_hash
 
 LOW = np.int64(0xFFFFFFFF)
@@ -45,28 +42,6 @@ TRANSPOSE_BLOCK = 1 << 27
 
 
 # ------------------------------------------------------------ helpers
-@in_python(lambda arr, idx: None)
-@intrinsic
-def prefetch(typingctx, arr, idx):
-    """Hint that arr[idx] is read soon (llvm.prefetch: read, keep in all levels)."""
-    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
-        raise TypeError("prefetch needs an array and an integer index")
-
-    def codegen(context, builder, sig, args):
-        a, i = args
-        ary = context.make_array(sig.args[0])(context, builder, a)
-        i = context.cast(builder, i, sig.args[1], types.intp)
-        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [i], wraparound=False)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return types.none(arr, idx), codegen
-
-
 @njit(cache=True)
 def row_bounds(ptr, parts):
     """Split rows into ``parts`` contiguous ranges with about equal entry counts."""
