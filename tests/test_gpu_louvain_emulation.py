@@ -297,7 +297,23 @@ def test_refine_equals_cpu(budget):
     assert (comm[got] == comm).all()  # sub-communities inside communities
 
 
-def test_leiden_run_equals_cpu_and_is_connected():
+@pytest.mark.parametrize(
+    "sweep_rel_tol",
+    [
+        None,
+        0.5,
+        pytest.param(
+            0.2,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="known defect: at the second level the CPU and emulated GPU "
+                "refinements return different sub-communities for the same partition "
+                "and salt (cause not found yet)",
+            ),
+        ),
+    ],
+)
+def test_leiden_run_equals_cpu_and_is_connected(sweep_rel_tol):
     g = planted(240, 4, 7, hubs=(60,), per_vertex=3)
     kw = dict(
         key=99,
@@ -305,6 +321,7 @@ def test_leiden_run_equals_cpu_and_is_connected():
         sequential_arcs=0,
         max_sweeps=5,
         max_passes=2,
+        sweep_rel_tol=sweep_rel_tol,  # both engines end their sweeps by it
     )
     cpu = levels(cle.leiden_levels, g, **kw)
     gpu = levels(gle.leiden_levels, g, backend="emulate", **kw)

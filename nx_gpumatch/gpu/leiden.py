@@ -18,8 +18,10 @@ Every community of the result induces a connected subgraph: a pass ends once
 local moving leaves every vertex of a level alone, and the communities are
 then refined sub-communities, each grown one connected vertex at a time.
 
-Determinism. On integer weights (sums exact in any order) the partition
-equals the CPU engine's, run after run. With float weights the Louvain
+Determinism. On integer weights (sums exact in any order) the partition is
+meant to equal the CPU engine's, run after run; one known case in the tests
+(an xfail in tests/test_gpu_louvain_emulation.py) gets different refinements
+of the same partition, cause not found yet. With float weights the Louvain
 engine's guarantees hold (see :mod:`nx_gpumatch.gpu.louvain`): atomic sums
 in local moving may differ in their last bits between runs, so a near-tie may
 go the other way; the refinement itself runs the CPU's operations in the
@@ -164,6 +166,7 @@ def leiden_levels(
     pass_tol=cpu_leiden.PASS_TOL,
     pass_rel_tol=cpu_leiden.PASS_REL_TOL,
     sequential_arcs=cl.SEQUENTIAL_ARCS,
+    sweep_rel_tol=None,
     table_bytes=None,
     backend="cupy",
     **_cpu_only,
@@ -176,7 +179,7 @@ def leiden_levels(
         fine_below=fine_below,
         sequential_arcs=sequential_arcs,
         max_sweeps=max_sweeps,
-        rel_tol=cpu_leiden.SWEEP_REL_TOL,
+        rel_tol=cpu_leiden.SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
     )
     engine = LeidenEngine(
         indptr,
