@@ -43,6 +43,14 @@ __device__ __forceinline__ unsigned long long counter_hash(unsigned long long se
     return mix64(mix64(seed ^ (unsigned long long)a) + (unsigned long long)b * 0x9E3779B97F4A7C15ull);
 }
 
+// nx_gpumatch/cpu/leiden.py: _race, a candidate's draw in the refinement's
+// exponential race: log(-log U) - lw, U uniform in (0, 1) from (h, r).
+__device__ __forceinline__ double race(unsigned long long h, int r, double lw)
+{
+    const double u = ((double)(mix64(h ^ (unsigned long long)r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    return log(-log(u)) - lw;
+}
+
 // Communities 0..ncomm-1, community c holding members[cptr[c]:cptr[c+1]] in
 // the vertex order; comm[v] its community. On entry ref[v] = v, ra = k,
 // rsize = 1, ext[v] = weight of v's arcs inside its community, pos = -1.
@@ -105,21 +113,17 @@ extern "C" __global__ void refine_communities(int ncomm, const long long* __rest
                 best = fmax(best, g);
             }
             if (ncand == 0) continue;
-            // exp((g - best) / theta); staying alone weighs exp(-best / theta)
-            double total = exp(-best / theta);
-            for (int q = 0; q < ncand; ++q) {
-                bg[q] = exp((bg[q] - best) / theta);
-                total += bg[q];
-            }
+            // Exponential race (see the CPU's refine): the smallest
+            // log(-log U) - log-weight wins, staying alone included, so the
+            // pick does not depend on the order the candidates were found in.
             const unsigned long long h = counter_hash(key, v, salt);
-            const double u = mul_rn(mul_rn((double)(h >> 11), 1.0 / 9007199254740992.0), total);
             int pick = -1;
-            double acc = exp(-best / theta);
-            if (u >= acc) {
-                for (int q = 0; q < ncand; ++q) {
-                    acc += bg[q];
+            double win = race(h, own, -best / theta);
+            for (int q = 0; q < ncand; ++q) {
+                const double d = race(h, br[q], (bg[q] - best) / theta);
+                if (d < win || (d == win && br[q] < (pick < 0 ? own : br[pick]))) {
+                    win = d;
                     pick = q;
-                    if (u < acc) break;
                 }
             }
             if (pick < 0) continue;

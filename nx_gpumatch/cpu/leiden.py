@@ -9,8 +9,10 @@ guaranteeing well-connected communities"). A level is
    its well-connected vertices (E(v, C-v) >= gamma k_v (K_C - k_v) / 2m) join,
    one by one in the vertex order, a well-connected sub-community of C
    chosen at random among those with non-negative gain (probability
-   proportional to exp(gain / theta), staying alone included); only
-   singletons move, so every sub-community stays connected;
+   proportional to exp(gain / theta), staying alone included, drawn by an
+   exponential race so that the draw does not depend on the order in which
+   the candidates are found); only singletons move, so every sub-community
+   stays connected;
 3. aggregation on the refined partition (the Louvain engine's
    :func:`~nx_gpumatch.cpu.louvain.aggregate`); each new vertex starts the
    next level in the community of P that holds it.
@@ -37,7 +39,7 @@ from numba import prange
 from nx_gpumatch import levels
 from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.cpu import njit
-from nx_gpumatch.cpu.random import counter_hash
+from nx_gpumatch.cpu.random import counter_hash, mix64
 
 # Randomness of the refinement's choice (the paper's theta).
 THETA = 0.01
@@ -90,6 +92,14 @@ def _intra_weights(indptr, indices, w, comm, ext):
             if comm[indices[p]] == c:
                 s += w[p]
         ext[v] = s
+
+
+@njit(cache=True, inline="always")
+def _race(h, r, lw):
+    """log(-log U) - lw, U uniform in (0, 1) drawn from (h, r): the draw of
+    candidate r with log-weight lw in the refinement's exponential race."""
+    u = (np.float64(mix64(h ^ np.uint64(r)) >> np.uint64(11)) + 0.5) * (1.0 / 9007199254740992.0)
+    return np.log(-np.log(u)) - lw
 
 
 @njit(cache=True, parallel=True)
@@ -164,22 +174,19 @@ def _refine_chunks(
                     best = max(best, g)
                 if ncand == 0:
                     continue
-                # exp((g - best) / theta), staying alone weighs exp(-best / theta)
-                stay = np.exp(-best / theta)
-                total = stay
-                for q in range(ncand):
-                    buf_g[q] = np.exp((buf_g[q] - best) / theta)
-                    total += buf_g[q]
+                # An exponential race: candidate x (weight exp(lw_x), staying
+                # alone with lw = -best / theta) draws log(-log U_x) - lw_x and
+                # the smallest draw wins, which picks x with probability
+                # proportional to its weight whatever order the candidates
+                # were found in (rows come in another order on the GPU).
                 h = counter_hash(key, v, salt)
-                u = np.float64(h >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
                 pick = -1
-                acc = stay
-                if u >= acc:
-                    for q in range(ncand):
-                        acc += buf_g[q]
+                win = _race(h, own, -best / theta)
+                for q in range(ncand):
+                    d = _race(h, buf_r[q], (buf_g[q] - best) / theta)
+                    if d < win or (d == win and buf_r[q] < (own if pick < 0 else buf_r[pick])):
+                        win = d
                         pick = q
-                        if u < acc:
-                            break
                 if pick < 0:
                     continue
                 r = buf_r[pick]

@@ -18,10 +18,10 @@ Every community of the result induces a connected subgraph: a pass ends once
 local moving leaves every vertex of a level alone, and the communities are
 then refined sub-communities, each grown one connected vertex at a time.
 
-Determinism. On integer weights (sums exact in any order) the partition is
-meant to equal the CPU engine's, run after run; one known case in the tests
-(an xfail in tests/test_gpu_louvain_emulation.py) gets different refinements
-of the same partition, cause not found yet. With float weights the Louvain
+Determinism. On integer weights (sums exact in any order) the partition
+equals the CPU engine's, run after run: the refinement's random pick does not
+depend on the order of a row's arcs, which the two engines' aggregations
+leave in different orders. With float weights the Louvain
 engine's guarantees hold (see :mod:`nx_gpumatch.gpu.louvain`): atomic sums
 in local moving may differ in their last bits between runs, so a near-tie may
 go the other way; the refinement itself runs the CPU's operations in the
