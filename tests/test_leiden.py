@@ -145,6 +145,27 @@ def test_parallel_refinement_equals_serial(nthreads):
         np.testing.assert_array_equal(cd.refine(*args, chunks), want)
 
 
+def test_refinement_does_not_depend_on_arc_order():
+    """The engines' aggregations order a row's arcs differently (the CPU by first
+    occurrence, the GPU sorted), so the refinement's random pick must not depend
+    on the order in which it meets the candidate sub-communities. Integer
+    weights: every sum is exact in any order."""
+    g, _ = generators.planted_partition(3000, 12, 6, 3, seed=2, weights="integer")
+    rng = np.random.default_rng(2)
+    comm = np.asarray(gm.louvain_communities(g, seed=2, max_level=1), np.int32)
+    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
+    a = np.bincount(comm, weights=k, minlength=g.num_nodes)
+    order = rng.permutation(g.num_nodes).astype(np.int32)
+    rows = np.repeat(np.arange(g.num_nodes), np.diff(g.indptr))
+    perm = np.lexsort((rng.random(rows.size), rows))  # each row's arcs shuffled
+    indices, weights = g.indices[perm], g.weights[perm]
+    for theta in (0.01, 1.0, 100.0):  # nearly greedy to nearly uniform
+        args = (k, comm, a, order, 1.0 / k.sum(), theta, np.uint64(9), 3)
+        want = cd.refine(g.indptr, g.indices, g.weights, *args)
+        assert np.unique(want).size > np.unique(comm).size  # it refined something
+        np.testing.assert_array_equal(cd.refine(g.indptr, indices, weights, *args), want)
+
+
 def test_theta_makes_the_refinement_random():
     g, _ = generators.planted_partition(2000, 10, 6, 3, seed=1, weights="uniform")
     k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
