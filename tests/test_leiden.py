@@ -129,15 +129,21 @@ def test_refinement_gives_connected_parts_of_each_community(seed):
     assert dense.max() + 1 < g.num_nodes  # it merged something
 
 
+def _refinement_input(seed, weights):
+    """A planted graph, its first Louvain level's partition, the degrees, the
+    community degrees, a random vertex order and the generator that drew it."""
+    g, _ = generators.planted_partition(3000, 12, 6, 3, seed=seed, weights=weights)
+    rng = np.random.default_rng(seed)
+    comm = np.asarray(gm.louvain_communities(g, seed=seed, max_level=1), np.int32)
+    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
+    a = np.bincount(comm, weights=k, minlength=g.num_nodes)
+    return g, comm, k, a, rng.permutation(g.num_nodes).astype(np.int32), rng
+
+
 def test_parallel_refinement_equals_serial(nthreads):
     """Communities refined in parallel chunks give the serial walk's partition,
     whatever the chunking and the thread count."""
-    g, _ = generators.planted_partition(3000, 12, 6, 3, seed=4, weights="uniform")
-    rng = np.random.default_rng(4)
-    comm = np.asarray(gm.louvain_communities(g, seed=4, max_level=1), np.int32)
-    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
-    a = np.bincount(comm, weights=k, minlength=g.num_nodes)
-    order = rng.permutation(g.num_nodes).astype(np.int32)
+    g, comm, k, a, order, _ = _refinement_input(4, "uniform")
     args = (g.indptr, g.indices, g.weights, k, comm, a, order, 1.0 / k.sum(), 0.5, np.uint64(5), 2)
     want = cd._refine_1(*args, 1)
     assert np.unique(want).size > np.unique(comm).size  # it refined something
@@ -150,12 +156,7 @@ def test_refinement_does_not_depend_on_arc_order():
     occurrence, the GPU sorted), so the refinement's random pick must not depend
     on the order in which it meets the candidate sub-communities. Integer
     weights: every sum is exact in any order."""
-    g, _ = generators.planted_partition(3000, 12, 6, 3, seed=2, weights="integer")
-    rng = np.random.default_rng(2)
-    comm = np.asarray(gm.louvain_communities(g, seed=2, max_level=1), np.int32)
-    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
-    a = np.bincount(comm, weights=k, minlength=g.num_nodes)
-    order = rng.permutation(g.num_nodes).astype(np.int32)
+    g, comm, k, a, order, rng = _refinement_input(2, "integer")
     rows = np.repeat(np.arange(g.num_nodes), np.diff(g.indptr))
     perm = np.lexsort((rng.random(rows.size), rows))  # each row's arcs shuffled
     indices, weights = g.indices[perm], g.weights[perm]
