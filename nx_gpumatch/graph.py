@@ -103,6 +103,8 @@ def _canonical_edges(src, dst, w, n, duplicates):
         has_loop[lo[loops]] = True
         if duplicates == "last":
             loop_weight[lo[loops]] = w[loops]  # fancy assignment keeps the last write
+        elif duplicates == "sum":
+            np.add.at(loop_weight, lo[loops], w[loops])  # adds in input order
         else:
             loop_weight[:] = -np.inf
             np.maximum.at(loop_weight, lo[loops], w[loops])
@@ -120,9 +122,13 @@ def _canonical_edges(src, dst, w, n, duplicates):
         last[:-1] = key[order][1:] != key[order][:-1]
         pick = order[last]
         ukey = key[pick]
+    elif duplicates == "sum":
+        ukey, pick, inverse = np.unique(key, return_index=True, return_inverse=True)
+        total = np.zeros(ukey.shape[0])
+        np.add.at(total, inverse, w)  # in input order, as networkx sums parallel edges
     else:
-        raise ValueError("duplicates must be 'last' or 'max'")
-    w = w[pick]
+        raise ValueError("duplicates must be 'last', 'max' or 'sum'")
+    w = total if duplicates == "sum" else w[pick]
     esrc = (ukey // n).astype(np.int32) if n else ukey.astype(np.int32)
     edst = (ukey % n).astype(np.int32) if n else ukey.astype(np.int32)
     return esrc, edst, np.ascontiguousarray(w, np.float64), loop_weight, has_loop, pos[pick]
@@ -205,6 +211,9 @@ class Graph:
         # them, so their weights are kept per vertex.
         self.loop_weight = np.zeros(self.num_nodes) if loop_weight is None else loop_weight
         self.has_loop = (self.loop_weight != 0) if has_loop is None else has_loop
+        # From a MultiGraph: the edges (self-loops) merged into each edge (loop),
+        # which is what each weighs when weights are ignored.
+        self.parallel_counts = None
         # weights: the weight of each arc, so kernels scanning a row read it in place.
         self.indptr, self.indices, self.arc_edge, self.weights = build_csr(
             self.num_nodes, edge_src, edge_dst, edge_weight
@@ -220,15 +229,16 @@ class Graph:
         Self-loops are kept apart in ``loop_weight`` (no matching can use them;
         clustering counts them). Repeated undirected
         pairs keep the last weight, as building a networkx Graph from the same
-        edge list does (``duplicates="max"`` keeps the heaviest instead).
+        edge list does (``duplicates="max"`` keeps the heaviest instead,
+        ``"sum"`` adds them up).
         ``nodes`` (unique labels, one per vertex) names the vertices in results.
         """
         src = _check_ids(src, "src")
         dst = _check_ids(dst, "dst")
         if src.shape != dst.shape or src.ndim != 1:
             raise ValueError("src and dst must be 1-D arrays of equal length")
-        if duplicates not in ("last", "max"):
-            raise ValueError("duplicates must be 'last' or 'max'")
+        if duplicates not in ("last", "max", "sum"):
+            raise ValueError("duplicates must be 'last', 'max' or 'sum'")
         w = _as_weights(weights, src.shape[0])
         n = _num_nodes(num_nodes, src, dst, nodes)
         if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
@@ -246,17 +256,24 @@ class Graph:
         return g, pos
 
     @classmethod
-    def from_networkx(cls, G, weight="weight", default=1):
+    def from_networkx(cls, G, weight="weight", default=1, *, parallel=None):
         """Graph from an undirected networkx graph; missing weights take ``default``.
 
-        ``weight=None`` gives every edge weight 1, as networkx does.
+        ``weight=None`` gives every edge weight 1, as networkx does. A MultiGraph
+        needs ``parallel="sum"``: each pair's parallel edges become one edge
+        weighing their sum (with ``weight=None``: their number), the graph
+        networkx's Louvain and Leiden cluster; its :meth:`unweighted` view
+        weighs each pair by its number of parallel edges.
         """
         import networkx as nx
 
         if G.is_directed():
             raise nx.NetworkXNotImplemented("not implemented for directed type")
+        duplicates = "last"
         if G.is_multigraph():
-            raise nx.NetworkXNotImplemented("not implemented for multigraph type")
+            if parallel != "sum":
+                raise nx.NetworkXNotImplemented("not implemented for multigraph type")
+            duplicates = "sum"
         nodes = list(G)
         index = {v: i for i, v in enumerate(nodes)}
         m = G.number_of_edges()
@@ -279,8 +296,14 @@ class Graph:
                     w[k] = _number(d, what)
             w = _as_weights(w, m, what)
         n = _num_nodes(len(nodes), src, dst, None)
-        g, _ = cls._from_edge_list(n, src, dst, np.ones(m) if w is None else w, nodes)
+        ones = np.ones(m)
+        g, _ = cls._from_edge_list(n, src, dst, ones if w is None else w, nodes, None, duplicates)
         g.weight_attr = weight
+        if duplicates == "sum":
+            counts = g
+            if w is not None:
+                counts = cls._from_edge_list(n, src, dst, ones, nodes, None, "sum")[0]
+            g.parallel_counts = (counts.edge_weight, counts.loop_weight)
         return g
 
     @classmethod
@@ -512,13 +535,20 @@ class Graph:
         return g
 
     def unweighted(self):
-        """This graph with every weight 1.
+        """This graph with every weight 1 (from a MultiGraph: each edge weighs
+        its number of parallel edges).
 
         networkx may hand a cached weighted conversion to a function that ignores
         weights, so such functions ask for this view.
         """
 
         def build():
+            if self.parallel_counts is not None:  # networkx counts each parallel edge 1
+                edges, loops = self.parallel_counts
+                if np.array_equal(edges, self.edge_weight):
+                    if np.array_equal(loops, self.loop_weight):
+                        return self
+                return self.with_weights(edges, loop_weight=loops)
             unit = bool((self.edge_weight == 1).all())
             unit = unit and bool((self.loop_weight == self.has_loop).all())
             if unit:

@@ -37,7 +37,7 @@ class BackendInterface:
             default = 1 if default is None else default
         elif preserve_edge_attrs:
             weight = "weight"
-        return Graph.from_networkx(G, weight=weight, default=default)
+        return Graph.from_networkx(G, weight=weight, default=default, parallel=_PARALLEL.get(name))
 
     @staticmethod
     def convert_to_nx(obj, *, name=None):
@@ -134,6 +134,9 @@ warnings.filterwarnings(
 
 
 _CAN_RUN = {}
+# What a function makes of a MultiGraph's parallel edges (its module's
+# PARALLEL_EDGES, passed to Graph.from_networkx); unnamed: it takes none.
+_PARALLEL = {}
 for _name, _info in FUNCTIONS.items():
     _mod = importlib.import_module(f"nx_gpumatch.algorithms.{_info['module']}")
     _func = _mod.DISPATCH[_name]
@@ -142,4 +145,6 @@ for _name, _info in FUNCTIONS.items():
     setattr(BackendInterface, _name, staticmethod(_func))
     if hasattr(_mod, "can_run"):
         _CAN_RUN[_name] = _mod.can_run
+    if hasattr(_mod, "PARALLEL_EDGES"):
+        _PARALLEL[_name] = _mod.PARALLEL_EDGES
 del _name, _info, _mod, _func

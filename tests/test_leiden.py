@@ -318,8 +318,12 @@ def test_dispatch_refuses_what_it_cannot_run():
     G = nx.karate_club_graph()
     with pytest.raises(nx.NetworkXNotImplemented):
         nx.community.leiden_communities(nx.DiGraph(G), backend="gpumatch")
-    with pytest.raises(ValueError, match="simple graphs"):
-        nx.community.leiden_communities(nx.MultiGraph(G), backend="gpumatch")
+    M = nx.MultiGraph(G)
+    M.add_edge(0, 1, weight=3.0)  # clustered as G with edge 0-1 weighing 4 + 3
+    H = G.copy()
+    H[0][1]["weight"] += 3.0
+    got = nx.community.leiden_communities(M, backend="gpumatch", seed=7)
+    assert got == nx.community.leiden_communities(H, backend="gpumatch", seed=7)
     H = G.copy()
     H.add_edge(0, 1, weight=-2.0)
     with pytest.raises(ValueError, match="negative weight"):
@@ -351,7 +355,7 @@ def test_cli_leiden(capsys, tmp_path):
 @pytest.mark.slow
 def test_networkx_leiden_tests_on_backend():
     """networkx's own Leiden tests (skipped there without a backend) in its
-    test mode on gpumatch; multigraphs are the one written xfail."""
+    test mode on gpumatch, multigraphs included: all pass."""
     import importlib.util
 
     if importlib.util.find_spec("networkx.algorithms.community.tests.test_leiden") is None:
@@ -365,10 +369,7 @@ def test_networkx_leiden_tests_on_backend():
     )
     out = out[-4000:]
     assert res["code"] == 0 and not res["failed"], out
-    from nx_gpumatch.algorithms.leiden import _NOT_HERE
-
-    for name, reason, _outcome in res["xfailed"]:
-        assert name in _NOT_HERE and reason.startswith("gpumatch Leiden:"), (name, reason)
+    assert not res["xfailed"], res["xfailed"]
     assert not res["fallbacks"], res["fallbacks"]  # Leiden has nothing to fall back to
     assert res["calls"]["leiden_communities"] >= 10
     assert res["calls"]["leiden_partitions"] >= 2

@@ -562,19 +562,76 @@ def test_negative_and_nan_weights():
         gm.louvain_communities(nx.karate_club_graph(), resolution=float("nan"))
 
 
-def test_directed_and_multigraph_stay_with_networkx():
+def test_directed_graphs_stay_with_networkx():
     from nx_gpumatch.interface import BackendInterface
 
     D = nx.gn_graph(40, seed=1)
-    M = nx.MultiGraph(nx.karate_club_graph())
-    for G in (D, M):
-        assert isinstance(BackendInterface.can_run("louvain_communities", (G,), {}), str)
-        assert isinstance(BackendInterface.can_run("louvain_partitions", (G,), {}), str)
-        with pytest.raises(NotImplementedError):
-            nx.community.louvain_communities(G, backend="gpumatch")
+    for name in ("louvain_communities", "louvain_partitions"):
+        assert isinstance(BackendInterface.can_run(name, (D,), {}), str)
+        assert isinstance(BackendInterface.can_run(name, (nx.MultiDiGraph(D),), {}), str)
+    with pytest.raises(NotImplementedError):
+        nx.community.louvain_communities(D, backend="gpumatch")
     with pytest.raises(nx.NetworkXNotImplemented):
         gm.louvain_communities(D)
     assert BackendInterface.can_run("louvain_communities", (nx.karate_club_graph(),), {}) is True
+
+
+@pytest.mark.parametrize("weight", ["weight", None])
+def test_dispatched_multigraph_runs_here_and_sums_parallel_edges(weight):
+    """networkx hands a MultiGraph to the backend, which clusters the Graph
+    with each pair's parallel edges summed (counted for weight=None), as
+    networkx's own Louvain does: same partition as for that Graph."""
+    from nx_gpumatch.interface import BackendInterface
+
+    M = nx.MultiGraph(nx.karate_club_graph())
+    M.add_edge(0, 1, weight=9)
+    M.add_edge(0, 9, weight=20)
+    M.add_edge(2, 5)  # no weight: counts 1
+    M.add_edge(3, 3, weight=2)
+    M.add_edge(3, 3, weight=0.5)
+    H = nx.Graph()
+    H.add_nodes_from(M)
+    for u, v, x in M.edges(data=weight, default=1):
+        x = 1 if weight is None else x
+        if H.has_edge(u, v):
+            H[u][v]["weight"] += x
+        else:
+            H.add_edge(u, v, weight=x)
+    assert BackendInterface.can_run("louvain_communities", (M,), {}) is True
+    calls = []
+    real = BackendInterface.louvain_communities
+
+    def counted(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    BackendInterface.louvain_communities = staticmethod(counted)
+    try:
+        got = nx.community.louvain_communities(M, weight=weight, seed=3, backend="gpumatch")
+    finally:
+        BackendInterface.louvain_communities = staticmethod(real)
+    assert len(calls) == 1
+    assert calls[0].num_edges == H.number_of_edges() - nx.number_of_selfloops(H)
+    want = nx.community.louvain_communities(H, weight="weight", seed=3, backend="gpumatch")
+    assert got == want
+    q_multi = nx.community.modularity(M, got, weight=weight)
+    q_simple = nx.community.modularity(H, want, weight="weight")
+    assert q_multi == pytest.approx(q_simple, abs=1e-12)
+
+
+def test_multigraph_conversion_counts_and_sums():
+    M = nx.MultiGraph()
+    M.add_edges_from([(0, 1, {"w": 1.5}), (1, 0, {"w": 2.0}), (1, 2), (2, 2, {"w": 3.0}), (2, 2)])
+    with pytest.raises(nx.NetworkXNotImplemented, match="multigraph"):
+        gm.Graph.from_networkx(M, weight="w")
+    g = gm.Graph.from_networkx(M, weight="w", parallel="sum")
+    assert g.num_edges == 2
+    assert g.edge_weight.tolist() == [3.5, 1.0]  # (0,1) summed; (1,2) lacks "w": default 1
+    assert g.loop_weight.tolist() == [0.0, 0.0, 4.0]
+    u = g.unweighted()
+    assert u.edge_weight.tolist() == [2.0, 1.0] and u.loop_weight.tolist() == [0.0, 0.0, 2.0]
+    c = gm.Graph.from_networkx(M, weight=None, parallel="sum")
+    assert c.edge_weight.tolist() == [2.0, 1.0] and c.unweighted() is c
 
 
 # --------------------------------------------------------------------- CLI

@@ -50,8 +50,9 @@ class Input:
         self.weight = weight
 
 
-def convert(obj, weight="weight", source="source", target="target"):
-    """:class:`Input` for any supported input."""
+def convert(obj, weight="weight", source="source", target="target", parallel=None):
+    """:class:`Input` for any supported input; ``parallel``: what to make of a
+    MultiGraph's parallel edges (see :meth:`Graph.from_networkx`)."""
     import networkx as nx
 
     kind = input_kind(obj)
@@ -69,9 +70,7 @@ def convert(obj, weight="weight", source="source", target="target"):
     if kind == "networkx":
         if obj.is_directed():
             raise nx.NetworkXNotImplemented("not implemented for directed type")
-        if obj.is_multigraph():
-            raise nx.NetworkXNotImplemented("not implemented for multigraph type")
-        return Input(Graph.from_networkx(obj, weight=weight), kind)
+        return Input(Graph.from_networkx(obj, weight=weight, parallel=parallel), kind)
     if kind in ("pandas", "cudf"):
         frame = obj.to_pandas() if kind == "cudf" else obj
         graph, rows = Graph._from_frame(frame, source, target, weight)
@@ -80,9 +79,9 @@ def convert(obj, weight="weight", source="source", target="target"):
     return Input(Graph.from_any(obj, weight=weight), kind)
 
 
-def to_graph(obj, weight="weight", source="source", target="target"):
+def to_graph(obj, weight="weight", source="source", target="target", parallel=None):
     """(Graph, kind) for any supported input."""
-    inp = convert(obj, weight=weight, source=source, target=target)
+    inp = convert(obj, weight=weight, source=source, target=target, parallel=parallel)
     return inp.graph, inp.kind
 
 

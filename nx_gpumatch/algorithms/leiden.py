@@ -11,8 +11,9 @@ random choices; ``seed=None`` keeps the graph's order and a fixed key.
 the GPU when one is usable and the graph is large enough, as Louvain does.
 
 networkx has no Leiden of its own to fall back to, so inputs the engine cannot
-cluster as asked (directed graphs, multigraphs, negative or exact-number
-weights) raise an error that says why instead of being handed back.
+cluster as asked (directed graphs, negative or exact-number weights) raise
+an error that says why instead of being handed back. A MultiGraph clusters as
+networkx's Leiden would: as the Graph with its parallel edges summed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from nx_gpumatch.algorithms import louvain as lv
 from nx_gpumatch.algorithms._convert import to_graph
+from nx_gpumatch.algorithms.louvain import PARALLEL_EDGES
 from nx_gpumatch.config import get_config, resolve_device
 
 __all__ = ["leiden_communities", "leiden_partitions"]
@@ -141,8 +143,7 @@ def leiden_partitions(
     Parameters are those of :func:`leiden_communities`, less ``max_level``;
     partitions come in the caller's types (see there).
     """
-    G, weight = lv.simple_graph(G, weight)
-    graph, kind = to_graph(G, weight=weight, source=source, target=target)
+    graph, kind = to_graph(G, weight=weight, source=source, target=target, parallel=PARALLEL_EDGES)
     gen = levels(
         graph,
         weighted=weight is not None,
@@ -210,8 +211,7 @@ def leiden_communities(
     with the community id of each vertex.
     """
     _check_params(resolution, theta, max_level)
-    G, weight = lv.simple_graph(G, weight)
-    graph, kind = to_graph(G, weight=weight, source=source, target=target)
+    graph, kind = to_graph(G, weight=weight, source=source, target=target, parallel=PARALLEL_EDGES)
     labels = _final(
         graph,
         weight is not None,
@@ -288,24 +288,3 @@ def can_run(name, args, kwargs):
     if why is not None:
         raise ValueError(f"gpumatch cannot run {name} on this input: {why}")
     return True
-
-
-# networkx tests this backend cannot pass, with the reason.
-_NOT_HERE = {
-    "test_quality": (
-        "also clusters a MultiGraph, which gpumatch's graph conversion does not accept "
-        "(it would have to sum the parallel edges)"
-    ),
-}
-
-
-def on_start_tests(items):
-    import pytest
-
-    for item in items:
-        path = str(getattr(item, "path", getattr(item, "fspath", "")))
-        if not path.endswith("test_leiden.py"):
-            continue
-        reason = _NOT_HERE.get(item.name)
-        if reason is not None:
-            item.add_marker(pytest.mark.xfail(reason=f"gpumatch Leiden: {reason}", strict=True))
