@@ -29,7 +29,7 @@ FUNCTIONS = {
     },
     "louvain_communities": {
         "module": "louvain",
-        "additional_docs": "Parallel degree-bucketed Louvain (CPU, or CUDA kernels on a GPU); the partition does not depend on the thread count. Levels sweep to a local optimum (config louvain_coarse_threshold may stop large ones earlier).",
+        "additional_docs": "Parallel degree-bucketed Louvain (CPU, or CUDA kernels on a GPU); the partition does not depend on the thread count. Levels sweep to a local optimum (config louvain_coarse_threshold may stop large ones earlier). A MultiGraph clusters with its parallel edges summed, as networkx does.",
         "additional_parameters": {
             "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."
         },
@@ -40,9 +40,9 @@ FUNCTIONS = {
     },
     "leiden_communities": {
         "module": "leiden",
-        "additional_docs": "Leiden (Traag, Waltman, van Eck 2019) on the CPU, built on the parallel Louvain engine; every community of a finished run is connected; the partition does not depend on the thread count.",
+        "additional_docs": "Leiden (Traag, Waltman, van Eck 2019) on the parallel Louvain engine (CPU, or CUDA kernels on a GPU); every community of a finished run is connected; on the CPU the partition does not depend on the thread count. A MultiGraph clusters with its parallel edges summed, as networkx does.",
         "additional_parameters": {
-            "device : str, optional": "'auto' or 'cpu' ('gpu' raises NotImplementedError: no GPU Leiden)."
+            "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."
         },
     },
     "leiden_partitions": {

@@ -448,8 +448,8 @@ def can_run(name, args, kwargs):
 def refusal(G, arg):
     """Why gpumatch cannot cluster networkx graph G as networkx would, or None:
     directed graphs (directed modularity), negative weights, exact number
-    types (Decimal, Fraction),
-    booleans and integers beyond float64 precision as weights.
+    types (Decimal, Fraction), booleans and integers beyond float64 precision
+    as weights.
     ``arg(key, default)`` reads the call's argument ``key`` (Louvain's and
     Leiden's dispatch checks)."""
     if G.is_directed():
