@@ -31,3 +31,20 @@ def greedy_mate(g):
     for u, v in pairs:
         mate[u], mate[v] = v, u
     return mate
+
+
+def summed_graph(M, weight, attr="weight"):
+    """The networkx Graph that networkx's Louvain clusters for MultiGraph M:
+    each pair's parallel edges merged, the sum of their ``weight`` (missing: 1;
+    ``weight=None``: their number) kept as ``attr``."""
+    import networkx as nx
+
+    H = nx.Graph()
+    H.add_nodes_from(M)
+    for u, v, x in M.edges(data=weight, default=1):
+        x = 1 if weight is None else x
+        if H.has_edge(u, v):
+            H[u][v][attr] += x
+        else:
+            H.add_edge(u, v, **{attr: x})
+    return H

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import summed_graph
 
 import nx_gpumatch as gm
 from nx_gpumatch import Graph, generators, levels
@@ -589,14 +590,7 @@ def test_dispatched_multigraph_runs_here_and_sums_parallel_edges(weight):
     M.add_edge(2, 5)  # no weight: counts 1
     M.add_edge(3, 3, weight=2)
     M.add_edge(3, 3, weight=0.5)
-    H = nx.Graph()
-    H.add_nodes_from(M)
-    for u, v, x in M.edges(data=weight, default=1):
-        x = 1 if weight is None else x
-        if H.has_edge(u, v):
-            H[u][v]["weight"] += x
-        else:
-            H.add_edge(u, v, weight=x)
+    H = summed_graph(M, weight)
     assert BackendInterface.can_run("louvain_communities", (M,), {}) is True
     calls = []
     real = BackendInterface.louvain_communities

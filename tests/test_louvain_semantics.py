@@ -7,6 +7,7 @@ import fractions
 import networkx as nx
 import numpy as np
 import pytest
+from reference import summed_graph
 
 import nx_gpumatch as gm
 from nx_gpumatch import Graph, generators
@@ -184,14 +185,7 @@ def test_multigraph_sums_parallel_edges(weight):
         u, v = (int(x) for x in rng.integers(0, 60, 2))
         M.add_edge(u, v, weight=float(rng.uniform(0.5, 2.0)))
     M.add_edge(0, 1)  # no weight attribute: counts 1
-    H = nx.Graph()
-    H.add_nodes_from(M)
-    for u, v, x in M.edges(data=weight, default=1):
-        x = 1 if weight is None else x
-        if H.has_edge(u, v):
-            H[u][v]["w"] += x
-        else:
-            H.add_edge(u, v, w=x)
+    H = summed_graph(M, weight, "w")
     for fn in (gm.louvain_communities, gm.leiden_communities):
         got = fn(M, weight=weight, seed=4)
         want = fn(H, weight="w", seed=4)
