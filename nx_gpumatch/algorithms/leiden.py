@@ -84,19 +84,22 @@ def levels(
     else:
         from nx_gpumatch.cpu import leiden as engine_mod
 
-    gen = engine_mod.leiden_levels(
-        indptr,
-        indices,
-        w,
-        loop,
-        resolution=float(resolution),
-        theta=float(theta),
-        key=_DEFAULT_KEY if key is None else key,
-        coarse_threshold=float(cfg.louvain_coarse_threshold),
-        fine_below=int(cfg.louvain_fine_below),
-        order=order,
-        max_passes=engine_mod.MAX_PASSES if passes is None else int(passes),
-    )
+    def make(indptr, indices, w, loop, order):
+        return engine_mod.leiden_levels(
+            indptr,
+            indices,
+            w,
+            loop,
+            order=order,
+            resolution=float(resolution),
+            theta=float(theta),
+            key=_DEFAULT_KEY if key is None else key,
+            coarse_threshold=float(cfg.louvain_coarse_threshold),
+            fine_below=int(cfg.louvain_fine_below),
+            max_passes=engine_mod.MAX_PASSES if passes is None else int(passes),
+        )
+
+    gen = lv.in_order(make, indptr, indices, w, loop, order)
     return lv._with_progress(
         lv._with_threads(cpu, threads, gen, "leiden", graph.num_edges), engine, progress, "Leiden"
     )

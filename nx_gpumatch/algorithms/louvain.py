@@ -78,6 +78,38 @@ def _arrays(graph, weighted):
     return g.indptr, g.indices, g.weights, g.loop_weight
 
 
+def in_order(make, indptr, indices, w, loop, order):
+    """The levels ``make(indptr, indices, w, loop, order)`` yields (an
+    engine's levels generator). On a graph of at least ``SEQUENTIAL_ARCS``
+    arcs it runs relabelled so that vertex ``order[i]`` becomes vertex i (each
+    row's arcs kept in their order, then ``order=None``), and the labels are
+    mapped back to the graph's own vertices.
+
+    The engines visit the vertices of a degree bucket in id order: relabelled,
+    they read rows front to back instead of at random, where every row start
+    was a cache miss (level 1 of a 300k-vertex random graph: 40% less time).
+    Ties fall as under ``order``, since ids now follow it, so the partitions
+    are the same. Their ids are not: they come numbered in order of their
+    first vertex. Smaller graphs, which fit in cache, keep their ids and the
+    engine's numbering (communities in the order of the vertices they are
+    named after, as networkx lists them).
+    """
+    from nx_gpumatch.cpu.louvain import SEQUENTIAL_ARCS
+
+    if order is None or indices.shape[0] < SEQUENTIAL_ARCS:
+        yield from make(indptr, indices, w, loop, order)
+        return
+    from nx_gpumatch.cpu.csr import by_first_appearance, inverse_permutation, permute_rows
+
+    n = order.shape[0]
+    rank = inverse_permutation(order, n, 0)
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.diff(indptr)[order], out=ptr[1:])
+    indices, w = permute_rows(indptr, indices, w, order, rank, ptr)
+    for labels, info in make(ptr, indices, w, loop[order], None):
+        yield by_first_appearance(labels[rank]), info
+
+
 def _order(n, seed):
     """The vertex order: None for the graph's own, else a seeded permutation.
 
@@ -142,17 +174,19 @@ def levels(
         threshold=float(threshold),
         coarse_threshold=float(cfg.louvain_coarse_threshold),
         fine_below=int(cfg.louvain_fine_below),
-        order=order,
     )
     if engine == "gpu":
         from nx_gpumatch.gpu import louvain as engine_mod
-
-        gen = engine_mod.louvain_levels(indptr, indices, w, loop, **kw)
     else:
-        from nx_gpumatch import cpu
         from nx_gpumatch.cpu import louvain as engine_mod
 
-        gen = engine_mod.louvain_levels(indptr, indices, w, loop, **kw)
+    def make(indptr, indices, w, loop, order):
+        return engine_mod.louvain_levels(indptr, indices, w, loop, order=order, **kw)
+
+    gen = in_order(make, indptr, indices, w, loop, order)
+    if engine != "gpu":
+        from nx_gpumatch import cpu
+
         gen = _with_threads(cpu, threads, gen, "louvain", graph.num_edges)
     return _with_progress(gen, engine, progress)
 

@@ -60,6 +60,41 @@ def inverse_permutation(order, none_from, none_value):
 
 
 @kernel
+def permute_rows(indptr, indices, w, order, rank, ptr):
+    """(indices, w) of the CSR graph relabelled so that vertex order[i]
+    becomes vertex i: new row i is row order[i] from offset ptr[i], its
+    neighbours renamed by ``rank`` (rank[order[i]] = i), its arcs in their
+    order."""
+    out_i = np.empty(ptr[-1], np.int32)
+    out_w = np.empty(ptr[-1], np.float64)
+    for i in prange(order.shape[0]):
+        v = order[i]
+        s = indptr[v]
+        d = ptr[i]
+        for p in range(indptr[v + 1] - s):
+            out_i[d + p] = rank[indices[s + p]]
+            out_w[d + p] = w[s + p]
+    return out_i, out_w
+
+
+@njit(cache=True)
+def by_first_appearance(labels):
+    """labels (ids 0..K-1) renamed so that ids appear in increasing order
+    along the array."""
+    n = labels.shape[0]
+    newid = np.full(n, -1, np.int32)
+    out = np.empty(n, np.int32)
+    k = 0
+    for v in range(n):
+        c = labels[v]
+        if newid[c] < 0:
+            newid[c] = k
+            k += 1
+        out[v] = newid[c]
+    return out
+
+
+@kernel
 def gather_int32(values, idx):
     out = np.empty(idx.shape[0], np.int32)
     for i in prange(idx.shape[0]):
