@@ -132,6 +132,7 @@ def test_chunked_run_equals_cpu(monkeypatch):
         max_batches=4,
         batch_fraction=2.0,
         max_sweeps=4,  # (the emulation is slow; the cap applies to both engines)
+        margins=False,  # the device wakes every neighbour of a mover
     )
     cpu = levels(cl.louvain_levels, g, **kw)
     log = LaunchLog(monkeypatch, "louvain")
@@ -179,6 +180,7 @@ def test_star_hub_rows(big_star):
     cl._compute_moves_serial(
         hub, 0, 1, g.indptr, g.indices, g.weights, k, comm, a, size, prio, batch,
         np.ones(n, np.uint8), 1.0 / m2, pos, bc, bj, bw, want,
+        np.zeros(n, np.int64), np.zeros((1, n), np.int64), 0.0,
     )  # fmt: skip
     newc = np.full(n, -7, np.int32)
     active = np.ones(n, np.uint8)
@@ -309,6 +311,7 @@ def test_leiden_run_equals_cpu_and_is_connected(sweep_rel_tol):
         max_sweeps=5,
         max_passes=2,
         sweep_rel_tol=sweep_rel_tol,  # both engines end their sweeps by it
+        margins=False,  # the device wakes every neighbour of a mover
     )
     cpu = levels(cle.leiden_levels, g, **kw)
     gpu = levels(gle.leiden_levels, g, backend="emulate", **kw)

@@ -67,8 +67,18 @@ def _seq_sum(xs):
     return s
 
 
-def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
+def _units(x, units):
+    x = x * units
+    return 0 if not x > 0.0 else min(int(x), 2**40)
+
+
+def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches, margins):
     n = len(rows)
+    # Batched sweeps wake a neighbour of a mover only once the bounds on what
+    # the moves took from its margin add up to more than the margin.
+    units = 2.0**40 / m2 if margins else 0.0
+    slack = [0] * n
+    charge = [0] * n
     # Batched levels stop at a fraction of their gain, without a full sweep to
     # confirm; levels one vertex at a time go to a local optimum.
     rel, confirm = (cl.SWEEP_REL_TOL, False) if max_arcs > 1 else (0.0, True)
@@ -105,6 +115,9 @@ def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
         for b in batches:
             new = {}
             for v in b:
+                if max_arcs > 1 and margins and not active[v] and charge[v] > slack[v]:
+                    active[v] = True
+            for v in b:
                 if not active[v]:
                     new[v] = comm[v]
                     continue
@@ -120,11 +133,16 @@ def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
                 own = comm[v]
                 scale = r_m2 * k[v]
                 e_own, best, best_s = 0.0, -1, 0.0
+                top1 = top2 = -np.inf
                 for c, wc in acc.items():
                     if c == own:
                         e_own = wc
                         continue
                     sc = wc - a[c] * scale
+                    if sc > top1:
+                        top1, top2 = sc, top1
+                    elif sc > top2:
+                        top2 = sc
                     if best >= 0 and (sc < best_s or (sc == best_s and prio[c] > prio[best])):
                         continue
                     if (
@@ -137,6 +155,34 @@ def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
                     best, best_s = c, sc
                 stay = e_own - (a[own] - k[v]) * scale
                 new[v] = best if best >= 0 and best_s > stay else own
+                if new[v] == own:
+                    margin = stay - max(top1, 0.0)
+                else:
+                    margin = best_s - max(stay, top2 if best_s == top1 else top1, 0.0)
+                slack[v], charge[v] = _units(margin, units), 0
+            for v in b:  # the movers charge their neighbours (state before the batch)
+                c, o = new[v], comm[v]
+                if c == o or max_arcs <= 1:
+                    continue
+                for j, wt in rows[v]:
+                    if active[j]:
+                        continue
+                    if not margins or new.get(j, comm[j]) != comm[j]:
+                        active[j] = True
+                        continue
+                    r = r_m2 * k[v] * k[j]
+                    if comm[j] == o:
+                        drop = 2.0 * (wt - r)
+                    elif comm[j] == c:
+                        drop = 2.0 * (r - wt)
+                    else:
+                        drop = abs(wt - r)
+                    if not drop > 0.0:
+                        continue
+                    if drop * units >= 2**40:
+                        active[j] = True
+                    else:
+                        charge[j] += int(drop * units) + 1
             dsq = 0.0
             for v in b:
                 c, o = new[v], comm[v]
@@ -149,8 +195,9 @@ def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
                     size[c] += 1
                     comm[v] = c
                     moved += 1
-                    for j, _ in rows[v]:
-                        active[j] = True
+                    if max_arcs <= 1:
+                        for j, _ in rows[v]:
+                            active[j] = True
             sq += dsq
         if moved == 0:
             if full or not confirm:
@@ -178,7 +225,14 @@ def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches):
 
 
 def reference_levels(
-    g, resolution=1.0, threshold=1e-7, order=None, weighted=True, batch_fraction=None, max_batches=0
+    g,
+    resolution=1.0,
+    threshold=1e-7,
+    order=None,
+    weighted=True,
+    batch_fraction=None,
+    max_batches=0,
+    margins=True,
 ):
     """[(labels, modularity)] per level, by the rules above. batch_fraction=None:
     one vertex per batch, what the engine does on levels below SEQUENTIAL_ARCS."""
@@ -215,7 +269,7 @@ def reference_levels(
         # sweeps stop at the sweep tolerance, not at the caller's threshold
         sweep_tol = min(threshold, cl.SWEEP_TOL)
         comm, q_new, moves = _ref_level(
-            rows, loop, k, order, prio, m2, resolution, sweep_tol, max_arcs, max_batches
+            rows, loop, k, order, prio, m2, resolution, sweep_tol, max_arcs, max_batches, margins
         )
         if level > 0 and moves == 0:
             return out
@@ -703,6 +757,7 @@ def test_optimise_seq_equals_optimise_one_by_one(seed):
                 0.0,
                 True,
                 0,
+                True,
             )
         )
     (c1, q1, m1, s1), (c2, q2, m2, s2) = out
@@ -758,3 +813,70 @@ def test_seeded_runs_relabel_the_graph_into_the_vertex_order(nthreads):
 
 def _engine_levels(indptr, indices, w, loop, order):
     return cl.louvain_levels(indptr, indices, w, loop, order=order)
+
+
+# ------------------------------------------------------------------ margins
+def _stay_margin(g, comm, k, res_over_m2, j):
+    """How much more staying in its community gains j than its best move
+    (to a neighbouring community, or to an empty one, which gains 0)."""
+    own = comm[j]
+    a = np.bincount(comm, weights=k, minlength=g.num_nodes)
+    e = {}
+    for p in range(g.indptr[j], g.indptr[j + 1]):
+        c = comm[g.indices[p]]
+        e[c] = e.get(c, 0.0) + g.weights[p]
+    scale = res_over_m2 * k[j]
+    stay = e.get(own, 0.0) - (a[own] - k[j]) * scale
+    best = max([e[c] - a[c] * scale for c in e if c != own] + [0.0])
+    return stay - best
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_graphs(), st.sampled_from([0.5, 1.0, 3.0]))
+def test_a_move_charges_each_neighbour_at_least_its_margin_loss(gs, resolution):
+    """What a mover charges a neighbour (in units) bounds from above how much
+    the move lowers that neighbour's margin: a neighbour left asleep cannot
+    have lost more than its charges say."""
+    g, s = gs
+    n = g.num_nodes
+    rng = np.random.default_rng(s)
+    if g.indices.shape[0] == 0:
+        return
+    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
+    m2 = float(k.sum())
+    r = resolution / m2
+    units = 2.0**40 / m2
+    comm = rng.integers(0, max(1, n // 3), n).astype(np.int32)
+    for v in rng.permutation(n)[:5]:
+        if g.indptr[v + 1] == g.indptr[v]:
+            continue
+        newc = comm.copy()
+        newc[v] = rng.choice([comm[rng.choice(g.indices[g.indptr[v] : g.indptr[v + 1]])], n - 1])
+        if newc[v] == comm[v]:
+            continue
+        active = np.zeros(n, np.uint8)
+        charge = np.zeros(n, np.int64)
+        batch = np.arange(n, dtype=np.int32)  # v moves alone
+        cl._inner_change(
+            v, newc, comm, batch, g.indptr, g.indices, g.weights, active, k, charge, r * k[v], units
+        )
+        for j in set(g.indices[g.indptr[v] : g.indptr[v + 1]].tolist()) - {v}:
+            lost = _stay_margin(g, comm, k, r, j) - _stay_margin(g, newc, k, r, j)
+            if not active[j]:
+                assert charge[j] / units >= lost - 1e-12 * m2, (j, charge[j] / units, lost)
+
+
+def test_margins_run_equals_reference():
+    """A graph on which waking neighbours by margins changes the run: the
+    engine (1 and 2 threads) follows the reference's margin rule exactly."""
+    g0, _ = generators.planted_partition(500, 10, 6, 6, seed=4)
+    w = np.random.default_rng(4).integers(1, 100, g0.num_edges).astype(float)
+    g = Graph.from_arrays(g0.edge_src, g0.edge_dst, w, num_nodes=g0.num_nodes)
+    order = np.random.default_rng(4).permutation(g.num_nodes)
+    kw = dict(batch_fraction=1.0, max_batches=4)
+    ref = reference_levels(g, order=order, **kw)
+    assert ref != reference_levels(g, order=order, margins=False, **kw)
+    for t in (1, 2):
+        with gm.cpu.threads(t):
+            got = engine_levels(g, order=order, sequential_arcs=0, parallel_min_arcs=1, **kw)
+        assert got == ref, t

@@ -149,6 +149,9 @@ def check_compute_moves(seed):
         bj,
         bw,
         ref,
+        np.zeros(g.num_nodes, np.int64),  # margins: not kept here (units 0)
+        np.zeros((1, g.num_nodes), np.int64),
+        0.0,
     )
 
     mod = get_module("louvain", "emulate")

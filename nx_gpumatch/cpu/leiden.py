@@ -332,6 +332,7 @@ def leiden_levels(
     sequential_arcs=cl.SEQUENTIAL_ARCS,
     parallel_min_arcs=None,
     sweep_rel_tol=None,
+    margins=True,
 ):
     """Generator over the levels of the Leiden method.
 
@@ -342,8 +343,8 @@ def leiden_levels(
     modularity rises from one yield to the next. ``key`` (a 64-bit int)
     drives the refinement's random choices, ``order`` (a permutation) the
     vertex order of both phases; ``max_passes``, ``pass_tol`` and
-    ``pass_rel_tol`` end the passes (see MAX_PASSES). ``sequential_arcs`` and ``parallel_min_arcs``
-    tune the local moving as in the Louvain engine.
+    ``pass_rel_tol`` end the passes (see MAX_PASSES). ``sequential_arcs``, ``parallel_min_arcs`` and
+    ``margins`` tune the local moving as in the Louvain engine.
     """
     rule = cl.SweepRule(
         coarse_threshold=coarse_threshold,
@@ -351,6 +352,7 @@ def leiden_levels(
         sequential_arcs=sequential_arcs,
         max_sweeps=max_sweeps,
         rel_tol=SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
+        margins=margins,
     )
     engine = LeidenEngine(
         indptr,

@@ -180,6 +180,7 @@ def leiden_levels(
         sequential_arcs=sequential_arcs,
         max_sweeps=max_sweeps,
         rel_tol=cpu_leiden.SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
+        margins=False,  # the device kernels wake every neighbour of a mover
     )
     engine = LeidenEngine(
         indptr,

@@ -431,6 +431,7 @@ def louvain_levels(
         max_sweeps=max_sweeps,
         rel_tol=rel_tol,
         confirm=confirm,
+        margins=False,  # the device kernels wake every neighbour of a mover
     )
     engine = LouvainEngine(
         indptr,
