@@ -230,7 +230,8 @@ class Graph:
         clustering counts them). Repeated undirected
         pairs keep the last weight, as building a networkx Graph from the same
         edge list does (``duplicates="max"`` keeps the heaviest instead,
-        ``"sum"`` adds them up).
+        ``"sum"`` adds them up: a MultiGraph's edge list, whose
+        :meth:`unweighted` view then counts each pair's edges).
         ``nodes`` (unique labels, one per vertex) names the vertices in results.
         """
         src = _check_ids(src, "src")
@@ -244,6 +245,8 @@ class Graph:
         if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
             raise ValueError(f"vertex ids must lie in [0, {n})")
         label_index = None if nodes is None else _check_labels(nodes, n)
+        if duplicates == "sum":
+            return cls._summed(n, src, dst, w, nodes, label_index)
         return cls._from_edge_list(n, src, dst, w, nodes, label_index, duplicates)[0]
 
     @classmethod
@@ -296,14 +299,24 @@ class Graph:
                     w[k] = _number(d, what)
             w = _as_weights(w, m, what)
         n = _num_nodes(len(nodes), src, dst, None)
-        ones = np.ones(m)
-        g, _ = cls._from_edge_list(n, src, dst, ones if w is None else w, nodes, None, duplicates)
-        g.weight_attr = weight
         if duplicates == "sum":
-            counts = g
-            if w is not None:
-                counts = cls._from_edge_list(n, src, dst, ones, nodes, None, "sum")[0]
-            g.parallel_counts = (counts.edge_weight, counts.loop_weight)
+            g = cls._summed(n, src, dst, w, nodes)
+        else:
+            g, _ = cls._from_edge_list(n, src, dst, np.ones(m) if w is None else w, nodes)
+        g.weight_attr = weight
+        return g
+
+    @classmethod
+    def _summed(cls, n, src, dst, w, nodes, label_index=None):
+        """Graph of a multigraph's edge list (each edge once, checked arrays):
+        each pair's parallel edges summed (``w`` None: counted), and their
+        counts kept for :meth:`unweighted`."""
+        ones = np.ones(src.shape[0])
+        g, _ = cls._from_edge_list(n, src, dst, ones if w is None else w, nodes, label_index, "sum")
+        counts = g
+        if w is not None:
+            counts = cls._from_edge_list(n, src, dst, ones, nodes, label_index, "sum")[0]
+        g.parallel_counts = (counts.edge_weight, counts.loop_weight)
         return g
 
     @classmethod

@@ -158,6 +158,34 @@ class FakeCudaGraph:
 FakeCudaGraph.__module__ = "nx_cugraph.classes.graph"
 
 
+class FakeCudaMultiGraph(FakeCudaGraph):
+    """nx-cugraph's undirected MultiGraph layout: every edge stored both ways,
+    a self-loop once, parallel edges side by side."""
+
+    def __init__(self, M, weight="weight"):
+        nodes = list(M)
+        index = {v: i for i, v in enumerate(nodes)}
+        src, dst, w, has = [], [], [], []
+        for u, v, d in M.edges(data=True):
+            for a, b in ((u, v), (v, u)) if u != v else ((u, v),):
+                src.append(index[a])
+                dst.append(index[b])
+                w.append(d.get(weight, 0.0))
+                has.append(weight in d)
+        self.src_indices = np.array(src, np.int32)
+        self.dst_indices = np.array(dst, np.int32)
+        self.edge_values = {weight: np.array(w, np.float64)}
+        self.edge_masks = {weight: np.array(has, bool)}
+        self.id_to_key = nodes
+        self._N = len(nodes)
+
+    def is_multigraph(self):
+        return True
+
+
+FakeCudaMultiGraph.__module__ = "nx_cugraph.classes.multigraph"
+
+
 class FakeCudfFrame:
     def __init__(self, df):
         self._df = df
@@ -215,6 +243,37 @@ def test_nx_cugraph_input(nthreads):
     assert nx_gpumatch.max_weight_matching(
         fake, algorithm="suitor", device="cpu"
     ) == nx_gpumatch.max_weight_matching(G, algorithm="suitor", device="cpu")
+
+
+def test_nx_cugraph_multigraph_input():
+    # Louvain and Leiden take a device MultiGraph as networkx takes the host
+    # one: parallel edges summed (counted when unweighted); matchings refuse it.
+    rng = np.random.default_rng(3)
+    M = nx.MultiGraph()
+    M.add_nodes_from(f"v{i}" for i in range(60))
+    for _ in range(400):
+        u, v = rng.integers(0, 60, 2)
+        if rng.random() < 0.2:
+            M.add_edge(f"v{u}", f"v{v}")  # no weight: counts as 1
+        else:
+            M.add_edge(f"v{u}", f"v{v}", weight=float(rng.integers(1, 9)))
+    M.add_edge("v7", "v7", weight=2.0)
+    M.add_edge("v7", "v7", weight=3.0)
+    fake = FakeCudaMultiGraph(M)
+    for weight in ("weight", None):
+        g, _ = to_graph(fake, weight=weight, parallel="sum")
+        want = Graph.from_networkx(M, weight=weight, parallel="sum")
+        _graph_equal(g, want)
+        np.testing.assert_array_equal(g.loop_weight, want.loop_weight)
+        _graph_equal(g.unweighted(), want.unweighted())
+        for fn in (nx_gpumatch.louvain_communities, nx_gpumatch.leiden_communities):
+            got = fn(fake, weight=weight, seed=2, device="cpu")
+            assert got == fn(M, weight=weight, seed=2, device="cpu")
+    assert np.any(to_graph(fake, parallel="sum")[0].edge_weight > 8)  # summed, not replaced
+    with pytest.raises(nx.NetworkXNotImplemented, match="multigraph"):
+        to_graph(fake)
+    with pytest.raises(nx.NetworkXNotImplemented, match="multigraph"):
+        nx_gpumatch.max_weight_matching(fake, device="cpu")
 
 
 def test_cugraph_input():

@@ -64,7 +64,7 @@ def convert(obj, weight="weight", source="source", target="target", parallel=Non
 
         if mod.startswith("cugraph"):
             return Input(interop.from_cugraph(obj, weight=weight), kind)
-        g = interop.from_nx_cugraph(obj, weight=weight)
+        g = interop.from_nx_cugraph(obj, weight=weight, parallel=parallel)
         if g is not None:  # else it lives on the host: an ordinary networkx graph
             return Input(g, kind)
     if kind == "networkx":

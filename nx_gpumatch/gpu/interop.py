@@ -81,9 +81,10 @@ def _cuda_graph(G):
     return get(edge_data=True) if callable(get) else None
 
 
-def from_nx_cugraph(G, weight="weight", default=1.0):
+def from_nx_cugraph(G, weight="weight", default=1.0, parallel=None):
     """Graph from an nx-cugraph graph held on the device, or None when it has
-    no device copy (convert it as a networkx graph then)."""
+    no device copy (convert it as a networkx graph then). A MultiGraph needs
+    ``parallel="sum"``, as in :meth:`Graph.from_networkx`."""
     import networkx as nx
 
     cg = _cuda_graph(G)
@@ -91,7 +92,8 @@ def from_nx_cugraph(G, weight="weight", default=1.0):
         return None
     if cg.is_directed():
         raise nx.NetworkXNotImplemented("not implemented for directed type")
-    if cg.is_multigraph():
+    multi = cg.is_multigraph()
+    if multi and parallel != "sum":
         raise nx.NetworkXNotImplemented("not implemented for multigraph type")
     n = len(cg)
     src, dst = cg.src_indices, cg.dst_indices
@@ -105,12 +107,15 @@ def from_nx_cugraph(G, weight="weight", default=1.0):
     elif weight is not None and default != 1:
         w = default
     labels = getattr(cg, "id_to_key", None)
+    nodes = None if labels is None else list(labels)
     w_host = (
         None if w is None else (np.full(src.shape[0], float(w)) if np.isscalar(w) else _host(w))
     )
-    g = Graph.from_arrays(
-        _host(src), _host(dst), w_host, num_nodes=n, nodes=None if labels is None else list(labels)
-    )
+    if multi:
+        g = _summed(n, _host(src), _host(dst), w_host, nodes)
+        g.weight_attr = weight
+        return g  # the device CSR is built from g: the arrays hold each edge twice
+    g = Graph.from_arrays(_host(src), _host(dst), w_host, num_nodes=n, nodes=nodes)
     g.weight_attr = weight
 
     def device(backend):
@@ -123,3 +128,15 @@ def from_nx_cugraph(G, weight="weight", default=1.0):
 
     g.cached(DEVICE_FACTORY, lambda: device)
     return g
+
+
+def _summed(n, src, dst, w, nodes):
+    """Graph of an undirected nx-cugraph MultiGraph's arcs: each edge is stored
+    both ways (a self-loop once), so one way is kept before parallel edges
+    are summed."""
+    one_way = src <= dst
+    if w is not None:
+        w = w[one_way]
+    return Graph.from_arrays(
+        src[one_way], dst[one_way], w, num_nodes=n, nodes=nodes, duplicates="sum"
+    )
