@@ -128,12 +128,15 @@ def test_gpu_package_layering():
 
 # Stand-ins for RAPIDS objects: same attributes and module names, NumPy inside.
 class FakeCudaGraph:
+    """nx-cugraph's undirected layout: every edge stored both ways, a self-loop
+    once (a MultiGraph's parallel edges side by side)."""
+
     def __init__(self, G, weight="weight"):
         nodes = list(G)
         index = {v: i for i, v in enumerate(nodes)}
         src, dst, w, has = [], [], [], []
         for u, v, d in G.edges(data=True):
-            for a, b in ((u, v), (v, u)):
+            for a, b in ((u, v), (v, u)) if u != v else ((u, v),):
                 src.append(index[a])
                 dst.append(index[b])
                 w.append(d.get(weight, 0.0))
@@ -159,26 +162,6 @@ FakeCudaGraph.__module__ = "nx_cugraph.classes.graph"
 
 
 class FakeCudaMultiGraph(FakeCudaGraph):
-    """nx-cugraph's undirected MultiGraph layout: every edge stored both ways,
-    a self-loop once, parallel edges side by side."""
-
-    def __init__(self, M, weight="weight"):
-        nodes = list(M)
-        index = {v: i for i, v in enumerate(nodes)}
-        src, dst, w, has = [], [], [], []
-        for u, v, d in M.edges(data=True):
-            for a, b in ((u, v), (v, u)) if u != v else ((u, v),):
-                src.append(index[a])
-                dst.append(index[b])
-                w.append(d.get(weight, 0.0))
-                has.append(weight in d)
-        self.src_indices = np.array(src, np.int32)
-        self.dst_indices = np.array(dst, np.int32)
-        self.edge_values = {weight: np.array(w, np.float64)}
-        self.edge_masks = {weight: np.array(has, bool)}
-        self.id_to_key = nodes
-        self._N = len(nodes)
-
     def is_multigraph(self):
         return True
 
