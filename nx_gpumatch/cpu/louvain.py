@@ -573,12 +573,13 @@ def _commit(verts, lo, hi, newc, comm, a, size, k, change):
 
 @njit(cache=True)
 def _sweep_one_by_one(
-    verts, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W
+    verts, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W, flag
 ):
     """A sweep that moves one vertex at a time (the sequential method): the same
     moves as batches of one vertex each, without their set-up. A move's inner
     weight change comes from the accumulator, so the row is read once more
-    only to flag the neighbours."""
+    only to flag the neighbours, and only with ``flag`` (a last lead sweep
+    need not: every vertex is looked at after it)."""
     moved = 0
     dsq = 0.0
     dinner = 0.0
@@ -593,8 +594,9 @@ def _sweep_one_by_one(
         o = comm[v]
         if c == o:
             continue
-        for p in range(indptr[v], indptr[v + 1]):
-            active[indices[p]] = 1
+        if flag:
+            for p in range(indptr[v], indptr[v + 1]):
+                active[indices[p]] = 1
         dinner += d
         kv = k[v]
         ao = a[o]
@@ -802,6 +804,7 @@ def optimise_seq(
             buf_c[0],
             buf_j[0],
             buf_w[0],
+            True,
         )
         sq += dsq
         inner += dinner
@@ -930,6 +933,7 @@ def optimise(
                 buf_c[0],
                 buf_j[0],
                 buf_w[0],
+                not leading or lead_left > 0,
             )
             sq += dsq
             inner += dinner

@@ -112,7 +112,7 @@ def from_nx_cugraph(G, weight="weight", default=1.0, parallel=None):
         None if w is None else (np.full(src.shape[0], float(w)) if np.isscalar(w) else _host(w))
     )
     if multi:
-        g = _summed(n, _host(src), _host(dst), w_host, nodes)
+        g = _one_way_summed(n, _host(src), _host(dst), w_host, nodes)
         g.weight_attr = weight
         return g  # the device CSR is built from g: the arrays hold each edge twice
     g = Graph.from_arrays(_host(src), _host(dst), w_host, num_nodes=n, nodes=nodes)
@@ -130,7 +130,7 @@ def from_nx_cugraph(G, weight="weight", default=1.0, parallel=None):
     return g
 
 
-def _summed(n, src, dst, w, nodes):
+def _one_way_summed(n, src, dst, w, nodes):
     """Graph of an undirected nx-cugraph MultiGraph's arcs: each edge is stored
     both ways (a self-loop once), so one way is kept before parallel edges
     are summed."""
