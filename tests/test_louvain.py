@@ -470,6 +470,125 @@ def test_large_level_parallel_thread_independent(nthreads):
     assert q > 0.25
 
 
+def _grid(side):
+    idx = np.arange(side * side).reshape(side, side)
+    src = np.r_[idx[:, :-1].ravel(), idx[:-1].ravel()]
+    dst = np.r_[idx[:, 1:].ravel(), idx[1:].ravel()]
+    return Graph.from_arrays(src, dst, np.ones(src.shape[0]), num_nodes=side * side)
+
+
+def _sparse_cases():
+    planted, _ = generators.planted_partition(2000, 20, 6, 4, seed=2)
+    n = 3000
+    path = Graph.from_arrays(np.arange(n - 1), np.arange(1, n), np.ones(n - 1), num_nodes=n)
+    return {
+        "grid": (_grid(60), None),  # its own order: levels creep for many sweeps
+        "path": (path, None),
+        "planted": (planted, np.random.default_rng(1).permutation(planted.num_nodes)),
+        "random": (generators.random_graph(3000, 15000, seed=6), None),
+    }
+
+
+def _sparse_run(g, order, sparse_div, margins, optimise=None):
+    rule = cl.SweepRule(sequential_arcs=0, sparse_div=sparse_div, margins=margins)
+    engine = cl.LouvainEngine(
+        g.indptr, g.indices, g.weights, g.loop_weight, rule, order=order, parallel_min_arcs=1
+    )
+    if optimise is not None:
+        engine._optimise = optimise
+    return [(lab.tolist(), info) for lab, info in levels.louvain(engine, 1e-7)]
+
+
+@pytest.mark.parametrize("case", ["grid", "path", "planted", "random"])
+def test_sparse_sweeps_make_the_full_sweeps_moves(case):
+    """Batched sweeps due to look at few vertices visit only those
+    (_sparse_sweep, which draws the batches itself): every level, modularity
+    and move count is the full sweeps', with margins and without, on 1 and 2
+    threads, however eagerly sparse sweeps are taken."""
+    g, order = _sparse_cases()[case]
+    for margins in (True, False):
+        ref = _sparse_run(g, order, 0, margins)
+        for t in (1, 2):
+            with gm.cpu.threads(t):
+                for div in (1, cl.SPARSE_DIV):
+                    assert _sparse_run(g, order, div, margins) == ref, (margins, t, div)
+
+
+def test_sparse_sweeps_run_and_undo(monkeypatch):
+    """The test above is not vacuous: with sparse sweeps taken eagerly, the
+    grid's levels make many of their moves in them. A sparse sweep's moves are
+    undone exactly."""
+    g, order = _sparse_cases()["grid"]
+    ref = _sparse_run(g, order, 0, True)
+    calls = []
+    real = cl._sparse_sweep
+
+    def counted(*args):
+        out = real(*args)
+        calls.append(out[0])
+        return out
+
+    # optimise's Python source, so that it calls the counting stand-in
+    with monkeypatch.context() as mp, gm.cpu.threads(1):
+        mp.setattr(cl, "_sparse_sweep", counted)
+        got = _sparse_run(g, order, 1, True, optimise=cl.optimise.py_func)
+    assert len(calls) >= 5 and sum(calls) >= 500, calls
+    assert got == ref
+
+    # _sparse_sweep draws the batches of sweep_schedule's sweep for the vertices
+    # it visits and their neighbours (the singleton rule of _best_move reads them)
+    h = generators.random_graph(2000, 9000, seed=8)
+    n = h.num_nodes
+    rng = np.random.default_rng(8)
+    k = cl.weighted_degrees(h.indptr, h.weights, h.loop_weight)
+    order = rng.permutation(n).astype(np.int32)
+    prio = np.argsort(order).astype(np.int32)
+    bptr, verts = cl.degree_buckets(h.indptr, cl.MOVE_BUCKETS, order)
+    arcs, nbatch = 500, 4
+    vpos, nbb, base = cl._sparse_layout(bptr, verts, h.indptr, n, arcs, nbatch)
+    for sweep in (1, 2, 7):
+        ref = cl.sweep_schedule(bptr, verts, h.indptr, arcs, nbatch, sweep)[2]
+        comm = np.arange(n, dtype=np.int32)
+        a = k.copy()
+        size = np.ones(n, np.int32)
+        cur = rng.choice(verts, 40, replace=False).astype(np.int32)
+        queued = np.zeros(n, np.uint8)
+        queued[cur] = 1
+        active = queued.copy()
+        batch = np.full(n, -1, np.int32)
+        pos, buf_c, buf_j, buf_w = cl.move_scratch(1, n, int(np.diff(h.indptr).max()))
+        cl._sparse_sweep(
+            cur, cur.shape[0], np.empty(n, np.int32), np.empty(n, np.int32),
+            np.empty(nbb.sum(), np.int32), np.empty(n, np.int32), queued, verts, vpos, bptr,
+            nbb, base, sweep, h.indptr, h.indices, h.weights, k, comm, a, size, prio, batch,
+            active, np.zeros(n, np.uint8), np.zeros(n, np.int64), np.zeros((1, n), np.int64),
+            comm.copy(), np.zeros(n), 1.0 / k.sum(), 2.0**40 / k.sum(), pos, buf_c, buf_j,
+            buf_w, np.empty(3 * n, np.int32), np.empty(2 * n), 0.0, 0.0,
+        )  # fmt: skip
+        seen = np.unique(np.concatenate([cur, h.indices[np.concatenate(
+            [np.arange(h.indptr[v], h.indptr[v + 1]) for v in cur])]]))  # fmt: skip
+        assert np.array_equal(batch[seen], ref[seen]), sweep
+
+    # _undo restores a logged sweep's state bit for bit
+    rng = np.random.default_rng(3)
+    n = 50
+    comm = rng.integers(0, 10, n).astype(np.int32)
+    k = rng.random(n)
+    a = np.bincount(comm, weights=k, minlength=n)
+    size = np.bincount(comm, minlength=n).astype(np.int32)
+    verts = rng.permutation(n).astype(np.int32)
+    newc = comm.copy()
+    newc[verts[:20]] = rng.integers(0, n, 20)
+    logc = np.empty(3 * n, np.int32)
+    loga = np.empty(2 * n, np.float64)
+    before = (comm.copy(), a.copy(), size.copy())
+    moved, _, _ = cl._commit(verts, 0, n, newc, comm, a, size, k, np.zeros(n), logc, loga, 0)
+    assert moved > 0 and not np.array_equal(comm, before[0])
+    cl._undo(moved, logc, loga, comm, newc, a, size)
+    for x, y in zip((comm, a, size), before):
+        assert np.array_equal(x, y)
+
+
 # --------------------------------------------------------------- semantics
 def test_max_level_and_partitions():
     G = nx.LFR_benchmark_graph(250, 3, 1.5, 0.009, average_degree=5, min_community=20, seed=10)
@@ -758,6 +877,7 @@ def test_optimise_seq_equals_optimise_one_by_one(seed):
                 True,
                 0,
                 True,
+                cl.SPARSE_DIV,
             )
         )
     (c1, q1, m1, s1), (c2, q2, m2, s2) = out
@@ -857,9 +977,23 @@ def test_a_move_charges_each_neighbour_at_least_its_margin_loss(gs, resolution):
         active = np.zeros(n, np.uint8)
         charge = np.zeros(n, np.int64)
         batch = np.arange(n, dtype=np.int32)  # v moves alone
+        pending = np.zeros(n, np.uint8)
         cl._inner_change(
-            v, newc, comm, batch, g.indptr, g.indices, g.weights, active, k, charge, r * k[v], units
+            v,
+            newc,
+            comm,
+            batch,
+            g.indptr,
+            g.indices,
+            g.weights,
+            active,
+            pending,
+            k,
+            charge,
+            r * k[v],
+            units,
         )
+        assert np.array_equal(pending, active | (charge > 0))
         for j in set(g.indices[g.indptr[v] : g.indptr[v + 1]].tolist()) - {v}:
             lost = _stay_margin(g, comm, k, r, j) - _stay_margin(g, newc, k, r, j)
             if not active[j]:

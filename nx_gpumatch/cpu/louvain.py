@@ -18,11 +18,12 @@ Halappanavar, Tumeo 2017. One level = modularity optimisation + aggregation:
   lowest priority (position in the vertex order, which a seed may shuffle). A
   singleton may join a singleton of the same batch only if that one has the
   lower priority, so two singletons never swap. After the first sweep only
-  vertices with a neighbour that moved are looked at again, and a sweep
-  costs the arcs of those vertices plus a few cheap passes over the
-  schedule: levels that creep for a hundred sweeps (clusters slowly
-  coalescing on weighted community structure) pay for their moves, not for
-  their sweeps.
+  vertices with a neighbour that moved are looked at again. A sweep costs
+  the arcs of those vertices plus a few passes over the schedule, and once
+  few vertices are due it visits only them (SPARSE_DIV), drawing their
+  batches itself: levels that creep for hundreds of sweeps (clusters slowly
+  coalescing on weighted community structure, boundaries shifting on a
+  grid) pay for their moves, not for their sweeps.
 * Margins (batched sweeps): a vertex looked at keeps its margin, how much
   more its choice gains than the best other one (an empty community counts,
   gaining 0). A move of a neighbour u from X to Y, arc weight w, with
@@ -122,6 +123,13 @@ LEAD_SWEEPS = 1
 # method does (quality is best so and the sweep runs on one thread anyway).
 SEQUENTIAL_ARCS = 100_000
 
+# A batched sweep due to look at vertices with at most 1/SPARSE_DIV as many arcs
+# as the level has vertices visits only those (_sparse_sweep, on one thread): a
+# full sweep passes over every vertex several times, which dominates once few
+# are due. (Grid, 1M vertices, in its
+# own order: a level creeps 250 sweeps, 4 moves each; 1.07 s -> 0.03 s.)
+SPARSE_DIV = 16
+
 # Commit batches with fewer arcs than this are computed on one thread. The
 # bound rises with the measured cost of starting the threads (a busy machine
 # can make that milliseconds): a parallel step must do at least that much work
@@ -170,6 +178,24 @@ def degree_buckets(indptr, bounds, order):
     return ptr, verts
 
 
+@njit(cache=True, inline="always")
+def _sweep_salt(sweep):
+    return mix64(np.uint64(sweep) * np.uint64(0x9E3779B97F4A7C15))
+
+
+@njit(cache=True, inline="always")
+def _bucket_cap(A, max_arcs, max_batches):
+    """Most arcs of one commit batch of a bucket with A arcs."""
+    return max_arcs if max_batches <= 0 else max(max_arcs, (A + max_batches - 1) // max_batches)
+
+
+@njit(cache=True, inline="always")
+def _run_batch(run, salt, nbb):
+    """Batch (of nbb) of a bucket's run of positions on a sweep after the
+    first: positions t with (t + salt % RUN) // RUN == run."""
+    return np.int64(mix64(np.uint64(run) ^ salt) % np.uint64(nbb))
+
+
 @njit(cache=True)
 def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
     """The order and commit batches of one sweep.
@@ -185,7 +211,7 @@ def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
     undo each other forever; whole runs keep neighbouring rows together in
     memory. Returns (sverts, bounds, batch): the vertices in processing order,
     the batch boundaries in it, and each vertex's batch number (-1 for
-    isolated ones).
+    isolated ones). :func:`_sparse_sweep` draws the same batches.
     """
     nb = bptr.shape[0] - 1
     N = verts.shape[0]
@@ -194,7 +220,7 @@ def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
     batch = np.full(n, -1, np.int32)
     bounds = np.empty(N + 1, np.int64)
     nbat = 0
-    salt = mix64(np.uint64(sweep) * np.uint64(0x9E3779B97F4A7C15))
+    salt = _sweep_salt(sweep)
     for b in range(nb):
         lo = bptr[b]
         S = bptr[b + 1] - lo
@@ -204,7 +230,7 @@ def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
         for t in range(S):
             v = verts[lo + t]
             A += indptr[v + 1] - indptr[v]
-        cap = max_arcs if max_batches <= 0 else max(max_arcs, (A + max_batches - 1) // max_batches)
+        cap = _bucket_cap(A, max_arcs, max_batches)
         if sweep == 0 or cap <= 1:  # cap 1: one vertex at a time, every sweep
             arcs = 0
             last = -1
@@ -228,7 +254,7 @@ def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
             v = verts[lo + t]
             if (t + off) // RUN != run:  # one hash a run
                 run = (t + off) // RUN
-                r = np.int64(mix64(np.uint64(run) ^ salt) % np.uint64(nbb))
+                r = _run_batch(run, salt, nbb)
             batch[v] = nbat + r
             count[r + 1] += 1
         for r in range(nbb):
@@ -469,14 +495,15 @@ def _units(margin, units):
 
 
 @njit(cache=True)
-def _inner_change(v, newc, comm, batch, indptr, indices, w, active, k, ch, rk, units):
+def _inner_change(v, newc, comm, batch, indptr, indices, w, active, pending, k, ch, rk, units):
     """Change of the total inner weight (arcs counted both ways) that v's move
     brings, given the moves of v's batch. An arc to a vertex moving in the
     same batch is counted here once and once from the other end.
 
     Each neighbour j is charged (in its thread's row ``ch``) an upper bound,
     rounded up, on how much v's move can lower its margin (``rk`` =
-    resolution * k_v / m2); with ``units`` 0 every neighbour wakes."""
+    resolution * k_v / m2); with ``units`` 0 every neighbour wakes. A neighbour
+    woken or charged is flagged ``pending`` (its wake test is due)."""
     c = newc[v]
     o = comm[v]
     bv = batch[v]
@@ -498,6 +525,7 @@ def _inner_change(v, newc, comm, batch, indptr, indices, w, active, k, ch, rk, u
             continue
         if units == 0.0 or nj != oj:
             active[j] = 1
+            pending[j] = 1
             continue
         r = rk * k[j]
         if oj == o:  # v left j's community
@@ -511,15 +539,31 @@ def _inner_change(v, newc, comm, batch, indptr, indices, w, active, k, ch, rk, u
         x = drop * units
         if x >= _UNITS_CAP:
             active[j] = 1
+            pending[j] = 1
             continue
         t = ch[j] + np.int64(x) + 1
         ch[j] = t if t < _CHARGE_CAP else _CHARGE_CAP
+        pending[j] = 1
     return d
 
 
 @njit(cache=True, parallel=True)
 def _scan_moves(
-    verts, chunks, newc, comm, batch, indptr, indices, w, active, change, k, charge, rk, units
+    verts,
+    chunks,
+    newc,
+    comm,
+    batch,
+    indptr,
+    indices,
+    w,
+    active,
+    pending,
+    change,
+    k,
+    charge,
+    rk,
+    units,
 ):
     for ch in prange(chunks.shape[0] - 1):
         row = charge[get_thread_id()]
@@ -527,29 +571,58 @@ def _scan_moves(
             v = verts[t]
             if newc[v] != comm[v]:
                 change[v] = _inner_change(
-                    v, newc, comm, batch, indptr, indices, w, active, k, row, rk * k[v], units
+                    v,
+                    newc,
+                    comm,
+                    batch,
+                    indptr,
+                    indices,
+                    w,
+                    active,
+                    pending,
+                    k,
+                    row,
+                    rk * k[v],
+                    units,
                 )
 
 
 @njit(cache=True)
 def _scan_moves_serial(
-    verts, lo, hi, newc, comm, batch, indptr, indices, w, active, change, k, charge, rk, units
+    verts,
+    lo,
+    hi,
+    newc,
+    comm,
+    batch,
+    indptr,
+    indices,
+    w,
+    active,
+    pending,
+    change,
+    k,
+    charge,
+    rk,
+    units,
 ):
     row = charge[0]
     for t in range(lo, hi):
         v = verts[t]
         if newc[v] != comm[v]:
             change[v] = _inner_change(
-                v, newc, comm, batch, indptr, indices, w, active, k, row, rk * k[v], units
+                v, newc, comm, batch, indptr, indices, w, active, pending, k, row, rk * k[v], units
             )
 
 
 @njit(cache=True)
-def _commit(verts, lo, hi, newc, comm, a, size, k, change):
+def _commit(verts, lo, hi, newc, comm, a, size, k, change, logc, loga, at):
     """Apply a batch's moves in walk order (so every float sum is the same for
     any thread count). Returns (moves, change of the summed squared community
-    degrees, change of the total inner weight)."""
+    degrees, change of the total inner weight). Unless ``logc`` is empty, the
+    i-th move is logged for :func:`_undo` as entry ``at + i``."""
     moved = 0
+    logged = logc.shape[0] > 0
     dsq = 0.0
     dinner = 0.0
     for t in range(lo, hi):
@@ -561,6 +634,13 @@ def _commit(verts, lo, hi, newc, comm, a, size, k, change):
             kv = k[v]
             ao = a[o]
             ac = a[c]
+            if logged:
+                e = at + moved
+                logc[3 * e] = v
+                logc[3 * e + 1] = o
+                logc[3 * e + 2] = c
+                loga[2 * e] = ao
+                loga[2 * e + 1] = ac
             a[o] = ao - kv
             a[c] = ac + kv
             dsq += (a[o] * a[o] + a[c] * a[c]) - (ao * ao + ac * ac)
@@ -569,6 +649,22 @@ def _commit(verts, lo, hi, newc, comm, a, size, k, change):
             comm[v] = c
             moved += 1
     return moved, dsq, dinner
+
+
+@njit(cache=True)
+def _undo(moves, logc, loga, comm, newc, a, size):
+    """Take back the first ``moves`` logged moves, last first: every value
+    comes back bit for bit."""
+    for e in range(moves - 1, -1, -1):
+        v = logc[3 * e]
+        o = logc[3 * e + 1]
+        c = logc[3 * e + 2]
+        comm[v] = o
+        newc[v] = o
+        a[o] = loga[2 * e]
+        a[c] = loga[2 * e + 1]
+        size[o] += 1
+        size[c] -= 1
 
 
 @njit(cache=True)
@@ -637,10 +733,12 @@ def singleton_modularity(loop, k, m2, resolution):
 
 
 @njit(cache=True)
-def _wake(verts, lo, hi, active, slack, charge):
-    """Wake the vertices of verts[lo:hi] whose charges exceed their margins."""
+def _wake(verts, lo, hi, active, slack, charge, pending):
+    """Wake the vertices of verts[lo:hi] whose charges exceed their margins;
+    their wake tests are then done (``pending`` cleared)."""
     for t in range(lo, hi):
         v = verts[t]
+        pending[v] = 0
         if active[v] == 0:
             s = np.int64(0)
             for r in range(charge.shape[0]):
@@ -666,6 +764,198 @@ def _active_chunks(verts, lo, hi, indptr, active, nchunks):
     for i in range(b.shape[0]):
         b[i] += lo
     return b, arcs
+
+
+@njit(cache=True)
+def _sparse_layout(bptr, verts, indptr, n, max_arcs, max_batches):
+    """What :func:`_sparse_sweep` needs to draw a vertex's batch without the
+    whole schedule: (vpos, nbb, base), the position of each vertex in
+    ``verts`` (-1: isolated) and the number of batches of each bucket and the
+    number of its first, as :func:`sweep_schedule` lays them out after the
+    first sweep."""
+    vpos = np.full(n, -1, np.int32)
+    nb = bptr.shape[0] - 1
+    nbb = np.zeros(nb, np.int64)
+    base = np.zeros(nb, np.int64)
+    nbat = 0
+    for b in range(nb):
+        S = bptr[b + 1] - bptr[b]
+        A = 0
+        for t in range(bptr[b], bptr[b + 1]):
+            v = verts[t]
+            vpos[v] = t
+            A += indptr[v + 1] - indptr[v]
+        base[b] = nbat
+        if S > 0:
+            cap = _bucket_cap(A, max_arcs, max_batches)
+            nbb[b] = min(max(1, (A + cap - 1) // cap), S)
+            nbat += nbb[b]
+    return vpos, nbb, base
+
+
+@njit(cache=True, inline="always")
+def _batch_of(v, vpos, bptr, nbb, base, off, salt):
+    t = np.int64(vpos[v])
+    b = 0
+    while t >= bptr[b + 1]:
+        b += 1
+    return np.int32(base[b] + _run_batch((t - bptr[b] + off) // RUN, salt, nbb[b]))
+
+
+@njit(cache=True)
+def _place(x, j0, vpos, bptr, nbb, base, off, salt, indptr, indices, batch, head, link):
+    """Draw vertex x's batch; if it comes after batch j0, put x on that batch's
+    list and draw its neighbours' batches too (x's look-up reads them) and
+    return True, else False (x waits for the next sweep)."""
+    bx = _batch_of(x, vpos, bptr, nbb, base, off, salt)
+    batch[x] = bx
+    if bx <= j0:
+        return False
+    link[x] = head[bx]
+    head[bx] = x
+    for p in range(indptr[x], indptr[x + 1]):
+        y = indices[p]
+        batch[y] = _batch_of(y, vpos, bptr, nbb, base, off, salt)
+    return True
+
+
+@njit(cache=True)
+def _sparse_sweep(
+    cur,
+    ncur,
+    nxt,
+    tmp,
+    head,
+    link,
+    queued,
+    verts,
+    vpos,
+    bptr,
+    nbb,
+    base,
+    sweep,
+    indptr,
+    indices,
+    w,
+    k,
+    comm,
+    a,
+    size,
+    prio,
+    batch,
+    active,
+    pending,
+    slack,
+    charge,
+    newc,
+    change,
+    res_over_m2,
+    units,
+    pos,
+    buf_c,
+    buf_j,
+    buf_w,
+    logc,
+    loga,
+    sq,
+    inner,
+):
+    """A batched sweep that touches only the vertices due a look (active, or
+    charged since their last wake test): cur[:ncur], all ``queued``. The
+    batches, the order in them and so every move are those of the full sweep
+    (:func:`sweep_schedule` number ``sweep``), which would spend most of its
+    time passing over vertices with nothing to do: levels that creep for
+    hundreds of sweeps, a few moves each, pay for their moves only. Runs on
+    the calling thread.
+
+    Vertices charged during the sweep join it if their batch is still to
+    come, else nxt (queued). Returns (moves, the summed squared community
+    degrees ``sq`` and the inner weight ``inner`` updated batch by batch as
+    the full sweep does, entries of nxt); the moves are logged for
+    :func:`_undo`.
+    """
+    salt = _sweep_salt(sweep)
+    off = np.int64(salt % np.uint64(RUN))
+    head[:] = -1
+    for i in range(ncur):
+        _place(cur[i], -1, vpos, bptr, nbb, base, off, salt, indptr, indices, batch, head, link)
+    nn = 0
+    moved = 0
+    for j0 in range(head.shape[0]):
+        cnt = 0
+        x = head[j0]
+        while x >= 0:
+            tmp[cnt] = vpos[x]
+            cnt += 1
+            x = link[x]
+        if cnt == 0:
+            continue
+        tmp[:cnt].sort()  # the batch's order: the bucket's
+        for i in range(cnt):
+            x = verts[tmp[i]]
+            tmp[i] = x
+            queued[x] = 0
+        _wake(tmp, 0, cnt, active, slack, charge, pending)
+        _compute_moves_serial(
+            tmp,
+            0,
+            cnt,
+            indptr,
+            indices,
+            w,
+            k,
+            comm,
+            a,
+            size,
+            prio,
+            batch,
+            active,
+            res_over_m2,
+            pos,
+            buf_c,
+            buf_j,
+            buf_w,
+            newc,
+            slack,
+            charge,
+            units,
+        )
+        _scan_moves_serial(
+            tmp,
+            0,
+            cnt,
+            newc,
+            comm,
+            batch,
+            indptr,
+            indices,
+            w,
+            active,
+            pending,
+            change,
+            k,
+            charge,
+            res_over_m2,
+            units,
+        )
+        for i in range(cnt):
+            v = tmp[i]
+            if newc[v] == comm[v]:
+                continue
+            for p in range(indptr[v], indptr[v + 1]):
+                x = indices[p]
+                if pending[x] and queued[x] == 0:
+                    queued[x] = 1
+                    if not _place(
+                        x, j0, vpos, bptr, nbb, base, off, salt, indptr, indices, batch, head, link
+                    ):
+                        nxt[nn] = x
+                        nn += 1
+        c, d1, d2 = _commit(tmp, 0, cnt, newc, comm, a, size, k, change, logc, loga, moved)
+        moved += c
+        sq += d1
+        inner += d2
+    return moved, sq, inner, nn
 
 
 def move_scratch(threads, n, maxdeg):
@@ -761,9 +1051,10 @@ def optimise_seq(
     confirm,
     lead,
     margins,
+    sparse_div,
 ):
     """:func:`optimise` for levels swept one vertex at a time (``batch_arcs``
-    <= 1; the batch keywords, ``lead`` and ``margins`` are ignored): the same moves, sums and results
+    <= 1; the batch keywords, ``lead``, ``margins`` and ``sparse_div`` are ignored): the same moves, sums and results
     without the batch machinery, so that small graphs compile only this."""
     n = indptr.shape[0] - 1
     comm, a, size, inner = _level_state(indptr, indices, w, loop, k, init)
@@ -853,6 +1144,7 @@ def optimise(
     confirm,
     lead,
     margins,
+    sparse_div,
 ):
     """Modularity optimisation of one level from the partition ``init``
     (community ids below n; Louvain starts from singletons, Leiden from the
@@ -875,6 +1167,9 @@ def optimise(
     ``rel_tol`` taken of the gain made after the lead. All sweeps count
     towards ``max_sweeps``. With ``margins`` batched sweeps wake a mover's
     neighbours by their margins (see the module notes), else all of them.
+    A batched sweep due to look at vertices with at most 1/``sparse_div``
+    as many arcs as the level has vertices runs as :func:`_sparse_sweep`
+    (``sparse_div`` 0: never), with the same moves.
     Returns (comm, modularity, moves, sweeps).
     """
     n = indptr.shape[0] - 1
@@ -890,6 +1185,27 @@ def optimise(
     slack = np.zeros(n, np.int64)
     units = 2.0**40 / m2 if margins else 0.0
     charge = np.zeros((pos.shape[0] if margins else 1, n), np.int64)
+    pending = np.zeros(n, np.uint8)  # charged or woken, wake test not yet done
+    N = verts.shape[0]
+    # _sparse_sweep's state, set up when first needed
+    sparse = False
+    ncur = 0
+    cur = np.empty(0, np.int32)
+    nxt = cur
+    tmp = cur
+    link = cur
+    vpos = cur
+    head = cur
+    queued = np.empty(0, np.uint8)
+    nbb = np.empty(0, np.int64)
+    base = nbb
+    logc = np.empty(0, np.int32)
+    loga = np.empty(0, np.float64)
+    no_logc = logc
+    no_loga = loga
+    sverts = verts
+    bat = np.zeros(1, np.int64)
+    batch = np.full(n, -1, np.int32)
     keep_comm = np.empty_like(comm)
     keep_a = np.empty_like(a)
     keep_size = np.empty_like(size)
@@ -899,6 +1215,80 @@ def optimise(
     lead_left = lead
     sched = 0  # the schedule's sweep number (batched sweeps count from 0 after the lead)
     while sweeps < max_sweeps:
+        if sparse:
+            keep_sq = sq
+            keep_inner = inner
+            moved, sq, inner, nn = _sparse_sweep(
+                cur,
+                ncur,
+                nxt,
+                tmp,
+                head,
+                link,
+                queued,
+                verts,
+                vpos,
+                bptr,
+                nbb,
+                base,
+                sched,
+                indptr,
+                indices,
+                w,
+                k,
+                comm,
+                a,
+                size,
+                prio,
+                batch,
+                active,
+                pending,
+                slack,
+                charge,
+                newc,
+                change,
+                res_over_m2,
+                units,
+                pos,
+                buf_c,
+                buf_j,
+                buf_w,
+                logc,
+                loga,
+                sq,
+                inner,
+            )
+            sched += 1
+            sweeps += 1
+            cur, nxt = nxt, cur
+            ncur = nn
+            q_new = inner / m2 - resolution * sq / (m2 * m2)
+            act = _after_sweep(moved, q, q_new, q_start, threshold, rel_tol, False, confirm)
+            if act == _UNDO:
+                _undo(moved, logc, loga, comm, newc, a, size)
+                sq = keep_sq
+                inner = keep_inner
+            elif moved > 0:
+                total += moved
+                q = q_new
+            if act == _STOP:
+                break
+            due_arcs = 0
+            for i in range(ncur):
+                due_arcs += indptr[cur[i] + 1] - indptr[cur[i]]
+            if act != _GO_ON or due_arcs * sparse_div > N:
+                sparse = False  # back to full sweeps
+                for i in range(ncur):
+                    queued[cur[i]] = 0
+            if act == _UNDO:  # as below
+                batch_arcs = 1
+                max_batches = 0
+                active[:] = 1
+                all_active = True
+            elif act == _SWEEP_ALL:
+                active[:] = 1
+                all_active = True
+            continue
         leading = lead_left > 0
         sverts, bat, batch = sweep_schedule(
             bptr, verts, indptr, np.int64(batch_arcs), np.int64(max_batches), np.int64(sched)
@@ -942,7 +1332,7 @@ def optimise(
             hi = bat[j + 1]
             # Small batches run on the calling thread: waking the pool costs more.
             if margins:
-                _wake(sverts, lo, hi, active, slack, charge)
+                _wake(sverts, lo, hi, active, slack, charge, pending)
             chunks, arcs = _active_chunks(sverts, lo, hi, indptr, active, nchunks)
             if nchunks > 1 and arcs >= par_min_arcs:
                 _compute_moves(
@@ -1004,6 +1394,7 @@ def optimise(
                     indices,
                     w,
                     active,
+                    pending,
                     change,
                     k,
                     charge,
@@ -1022,13 +1413,16 @@ def optimise(
                     indices,
                     w,
                     active,
+                    pending,
                     change,
                     k,
                     charge,
                     res_over_m2,
                     units,
                 )
-            cnt, dsq, dinner = _commit(sverts, lo, hi, newc, comm, a, size, k, change)
+            cnt, dsq, dinner = _commit(
+                sverts, lo, hi, newc, comm, a, size, k, change, no_logc, no_loga, 0
+            )
             sq += dsq
             inner += dinner
             moved += cnt
@@ -1081,6 +1475,33 @@ def optimise(
         if act == _SWEEP_ALL:
             active[:] = 1
             all_active = True
+        elif sparse_div > 0 and batch_arcs > 1:
+            due_arcs = 0
+            for t in range(N):
+                v = verts[t]
+                if active[v] | pending[v]:
+                    due_arcs += indptr[v + 1] - indptr[v]
+            if due_arcs * sparse_div <= N:
+                if vpos.shape[0] == 0:
+                    vpos, nbb, base = _sparse_layout(
+                        bptr, verts, indptr, n, batch_arcs, max_batches
+                    )
+                    head = np.empty(nbb.sum(), np.int32)
+                    cur = np.empty(N, np.int32)
+                    nxt = np.empty(N, np.int32)
+                    tmp = np.empty(N, np.int32)
+                    link = np.empty(n, np.int32)
+                    queued = np.zeros(n, np.uint8)
+                    logc = np.empty(3 * N, np.int32)
+                    loga = np.empty(2 * N, np.float64)
+                ncur = 0
+                for t in range(N):
+                    v = verts[t]
+                    if active[v] | pending[v]:
+                        cur[ncur] = v
+                        ncur += 1
+                        queued[v] = 1
+                sparse = True
     return comm, q, total, sweeps
 
 
@@ -1292,6 +1713,7 @@ class SweepRule:
     rel_tol: float = SWEEP_REL_TOL
     confirm: bool = False
     margins: bool = True  # False: every neighbour of a mover is looked at again
+    sparse_div: int = SPARSE_DIV  # 0: every batched sweep passes over all vertices
 
     def level(self, deg, arcs):
         """(threshold, batch_arcs, max_batches, rel_tol, confirm): the
@@ -1434,6 +1856,7 @@ class LouvainEngine:
             confirm,
             self._lead,
             self.rule.margins,
+            int(self.rule.sparse_div),
         )
 
     def renumber(self, comm):
