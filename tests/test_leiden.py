@@ -296,6 +296,37 @@ def test_thread_count_independent(nthreads):
     assert _split_communities(g, out[-1][0]) == 0
 
 
+def test_first_batched_sweep_that_chases_is_led_one_at_a_time():
+    """A path in its own order: in a batched first sweep every vertex joins
+    the one before, which leaves too, so the level merges nothing. That sweep
+    is undone and a sweep one vertex at a time goes first (CHASE): level 1
+    pairs the vertices with n / 2 moves, as good a result, connected. On a
+    random graph the check never trips: the run is the one without it."""
+    n = 20_000
+    path = Graph.from_arrays(np.arange(n - 1), np.arange(1, n), np.ones(n - 1), num_nodes=n)
+
+    def run(g, chase, **kw):
+        args = (g.indptr, g.indices, g.weights, g.loop_weight)
+        return [
+            (lab, info)
+            for lab, info in cd.leiden_levels(
+                *args, key=1, sequential_arcs=1000, chase=chase, parallel_min_arcs=1, **kw
+            )
+        ]
+
+    blind = run(path, 0)
+    led = run(path, cl.CHASE)
+    assert blind[0][1]["moves"] > 3 * n
+    assert led[0][1]["moves"] == n // 2 and led[0][1]["vertices"] == n
+    assert led[-1][1]["modularity"] >= blind[-1][1]["modularity"] - 1e-4
+    assert _split_communities(path, led[-1][0]) == 0
+
+    g = generators.random_graph(20_000, 80_000, seed=2)
+    order = np.random.default_rng(2).permutation(g.num_nodes)
+    a, b = run(g, 0, order=order), run(g, cl.CHASE, order=order)
+    assert [(x.tolist(), i) for x, i in a] == [(x.tolist(), i) for x, i in b]
+
+
 # ------------------------------------------------------------ networkx
 @needs_nx_leiden
 def test_dispatch_matches_own_entry_point():

@@ -878,6 +878,7 @@ def test_optimise_seq_equals_optimise_one_by_one(seed):
                 0,
                 True,
                 cl.SPARSE_DIV,
+                0,
             )
         )
     (c1, q1, m1, s1), (c2, q2, m2, s2) = out

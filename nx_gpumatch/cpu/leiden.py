@@ -333,6 +333,7 @@ def leiden_levels(
     parallel_min_arcs=None,
     sweep_rel_tol=None,
     margins=True,
+    chase=cl.CHASE,
 ):
     """Generator over the levels of the Leiden method.
 
@@ -343,8 +344,9 @@ def leiden_levels(
     modularity rises from one yield to the next. ``key`` (a 64-bit int)
     drives the refinement's random choices, ``order`` (a permutation) the
     vertex order of both phases; ``max_passes``, ``pass_tol`` and
-    ``pass_rel_tol`` end the passes (see MAX_PASSES). ``sequential_arcs``, ``parallel_min_arcs`` and
-    ``margins`` tune the local moving as in the Louvain engine.
+    ``pass_rel_tol`` end the passes (see MAX_PASSES). ``sequential_arcs``,
+    ``parallel_min_arcs``, ``margins`` and ``chase`` tune the local moving as
+    in the Louvain engine.
     """
     rule = cl.SweepRule(
         coarse_threshold=coarse_threshold,
@@ -353,6 +355,7 @@ def leiden_levels(
         max_sweeps=max_sweeps,
         rel_tol=SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
         margins=margins,
+        chase=chase,
     )
     engine = LeidenEngine(
         indptr,
