@@ -1015,3 +1015,15 @@ def test_margins_run_equals_reference():
         with gm.cpu.threads(t):
             got = engine_levels(g, order=order, sequential_arcs=0, parallel_min_arcs=1, **kw)
         assert got == ref, t
+
+
+def test_benchmark_lattices(capsys):
+    """The lattice benchmark runs both methods and both anchors on a grid and
+    a path in their own order."""
+    pytest.importorskip("networkit")
+    from nx_gpumatch.benchmark import louvain as bench
+
+    assert bench.main(["--lattice", "40", "--repeat", "1", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "grid 40 x 40 in its own order" in out and "path of 1600 vertices" in out
+    assert out.count("time ratio Louvain/PLM") == 2

@@ -2,7 +2,8 @@
 
 ``python -m nx_gpumatch.benchmark louvain [--repeat R] [--threads T]
 [--nx-n 100000 --nx-m 800000] [--plm-n 1000000 --plm-m 8000000]
-[--planted N [--planted-seeds 1,2,...]] [--skip-networkx] [--skip-plm] [--device cpu|gpu] [--leiden N]``
+[--planted N [--planted-seeds 1,2,...]] [--skip-networkx] [--skip-plm] [--device cpu|gpu] [--leiden N]
+[--lattice SIDE]``
 
 (1) networkx's ``louvain_communities`` (one run: it is slow) against ours on
 the same networkx graph through the dispatcher (``backend="gpumatch"``), once
@@ -15,6 +16,9 @@ self-loops dropped).
 (3) ``--leiden N``: Leiden only, against igraph's ``community_leiden`` and
 NetworKit's ``ParallelLeiden`` (modularity, time, NMI against the planted
 partition).
+(4) ``--lattice SIDE``: Louvain against PLM and Leiden against ParallelLeiden
+on a SIDE x SIDE grid and a path of SIDE**2 vertices in their own vertex order
+(seed=None for ours), where neighbours sit next to each other in every array.
 Modularity is computed for every partition by one numpy routine, so the
 numbers compare directly.
 """
@@ -302,6 +306,76 @@ def vs_leiden(n, m, repeat, threads, planted=False, stable=False):
     return ours_t / med["ParallelLeiden"], ours_q / best
 
 
+def _lattices(side):
+    from nx_gpumatch import Graph
+
+    idx = np.arange(side * side).reshape(side, side)
+    src = np.r_[idx[:, :-1].ravel(), idx[:-1].ravel()]
+    dst = np.r_[idx[:, 1:].ravel(), idx[1:].ravel()]
+    n = side * side
+    return {
+        f"grid {side} x {side}": Graph.from_arrays(src, dst, np.ones(src.shape[0]), num_nodes=n),
+        f"path of {n} vertices": Graph.from_arrays(
+            np.arange(n - 1), np.arange(1, n), np.ones(n - 1), num_nodes=n
+        ),
+    }
+
+
+def vs_lattices(side, repeat, threads):
+    """Louvain / PLM and Leiden / ParallelLeiden on a grid and a path in their
+    own vertex order, interleaved runs, medians."""
+    import networkit as nk
+
+    import nx_gpumatch as gm
+
+    if threads is None:
+        import numba
+
+        threads = numba.get_num_threads()
+    nk.setNumberOfThreads(threads)
+
+    def nk_run(algo):
+        algo.run()
+        return np.asarray(algo.getPartition().getVector(), np.int64)
+
+    out = {}
+    for kind, g in _lattices(side).items():
+        G = networkit_graph(g)
+        runs = {
+            "nx_gpumatch Louvain": lambda g=g: gm.louvain_communities(
+                g, threads=threads, progress=False
+            ),
+            "PLM": lambda G=G: nk_run(nk.community.PLM(G, refine=False)),
+            "nx_gpumatch Leiden": lambda g=g: gm.leiden_communities(
+                g, threads=threads, progress=False
+            ),
+            "ParallelLeiden": lambda G=G: nk_run(nk.community.ParallelLeiden(G)),
+        }
+        print(f"{kind} in its own order, {threads} threads", flush=True)
+        for fn in runs.values():
+            fn()  # compile / load caches
+        times = {k: [] for k in runs}
+        labels = {}
+        for _ in range(repeat):
+            for name, fn in runs.items():
+                t = time.perf_counter()
+                labels[name] = fn()
+                times[name].append(time.perf_counter() - t)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        for name in runs:
+            print(f"  {name:<20}: {med[name]:8.3f} s  Q={modularity(g, labels[name]):.5f}")
+        out[kind] = (
+            med["nx_gpumatch Louvain"] / med["PLM"],
+            med["nx_gpumatch Leiden"] / med["ParallelLeiden"],
+        )
+        print(
+            f"  time ratio Louvain/PLM: {out[kind][0]:.3f}   "
+            f"Leiden/ParallelLeiden: {out[kind][1]:.3f}",
+            flush=True,
+        )
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark louvain")
     ap.add_argument("--repeat", type=int, default=5, help="timed runs (median), default 5")
@@ -339,9 +413,20 @@ def main(argv=None):
         action="store_true",
         help="with --leiden: also igraph's Leiden until stable (slow on the random graph)",
     )
+    ap.add_argument(
+        "--lattice",
+        type=int,
+        default=0,
+        metavar="SIDE",
+        help="only Louvain/PLM and Leiden/ParallelLeiden on a SIDE x SIDE grid and a path of "
+        "SIDE**2 vertices in their own order (e.g. 1000)",
+    )
     ap.add_argument("--skip-networkx", action="store_true")
     ap.add_argument("--skip-plm", action="store_true")
     args = ap.parse_args(argv)
+    if args.lattice:
+        vs_lattices(args.lattice, args.repeat, args.threads)
+        return 0
     if args.leiden:
         vs_leiden(
             args.leiden, 8 * args.leiden, args.repeat, args.threads, stable=args.leiden_stable
