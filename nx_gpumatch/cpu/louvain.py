@@ -744,9 +744,12 @@ def singleton_modularity(loop, k, m2, resolution):
 @njit(cache=True)
 def _wake(verts, lo, hi, active, slack, charge, pending):
     """Wake the vertices of verts[lo:hi] whose charges exceed their margins;
-    their wake tests are then done (``pending`` cleared)."""
+    their wake tests are then done (``pending`` cleared). Only a vertex
+    charged since its last test can have crossed its margin."""
     for t in range(lo, hi):
         v = verts[t]
+        if pending[v] == 0:
+            continue
         pending[v] = 0
         if active[v] == 0:
             s = np.int64(0)
