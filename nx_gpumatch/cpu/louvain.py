@@ -126,8 +126,8 @@ SEQUENTIAL_ARCS = 100_000
 # A batched sweep due to look at vertices with at most 1/SPARSE_DIV as many arcs
 # as the level has vertices visits only those (_sparse_sweep, on one thread): a
 # full sweep passes over every vertex several times, which dominates once few
-# are due. (Grid, 1M vertices, in its
-# own order: a level creeps 250 sweeps, 4 moves each; 1.07 s -> 0.03 s.)
+# are due. (Grid, 1M vertices, in its own order: a level creeps 250 sweeps,
+# 4 moves each; 1.07 s -> 0.03 s.)
 SPARSE_DIV = 16
 
 # Levels without lead sweeps (Leiden's) check their first batched sweep: if
@@ -135,8 +135,8 @@ SPARSE_DIV = 16
 # left in the same batch (every vertex of a path in its own order joins the
 # one before), the sweep is undone and a sweep one vertex at a time leads.
 # Not in the GPU layout (sequential_arcs=0), which has no such sweeps.
-# Path of 1M vertices in its own order, Leiden: 1.6 s -> 0.6 s; grid 1000 x
-# 1000: 3.1 s -> 1.6 s. Random and planted-partition graphs do not trip it.
+# Path of 1M vertices in its own order, Leiden: 1.77 s -> 0.76 s; grid 1000 x
+# 1000: 3.79 s -> 1.29 s. Random and planted-partition graphs do not trip it.
 CHASE = 2
 
 # Commit batches with fewer arcs than this are computed on one thread. The
@@ -199,6 +199,12 @@ def _bucket_cap(A, max_arcs, max_batches):
 
 
 @njit(cache=True, inline="always")
+def _bucket_batches(A, S, cap):
+    """Batches of a bucket of S vertices and A arcs on a sweep after the first."""
+    return min(max(1, (A + cap - 1) // cap), S)
+
+
+@njit(cache=True, inline="always")
 def _run_batch(run, salt, nbb):
     """Batch (of nbb) of a bucket's run of positions on a sweep after the
     first: positions t with (t + salt % RUN) // RUN == run."""
@@ -254,7 +260,7 @@ def sweep_schedule(bptr, verts, indptr, max_arcs, max_batches, sweep):
                 batch[v] = nbat - 1
                 arcs += indptr[v + 1] - indptr[v]
             continue
-        nbb = min(max(1, (A + cap - 1) // cap), S)
+        nbb = _bucket_batches(A, S, cap)
         count = np.zeros(nbb + 1, np.int64)
         off = np.int64(salt % np.uint64(RUN))
         run = np.int64(-1)
@@ -799,8 +805,7 @@ def _sparse_layout(bptr, verts, indptr, n, max_arcs, max_batches):
             A += indptr[v + 1] - indptr[v]
         base[b] = nbat
         if S > 0:
-            cap = _bucket_cap(A, max_arcs, max_batches)
-            nbb[b] = min(max(1, (A + cap - 1) // cap), S)
+            nbb[b] = _bucket_batches(A, S, _bucket_cap(A, max_arcs, max_batches))
             nbat += nbb[b]
     return vpos, nbb, base
 
