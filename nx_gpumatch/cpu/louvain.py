@@ -146,6 +146,14 @@ CHASE = 2
 PARALLEL_MIN_ARCS = 20_000
 SECONDS_PER_ARC = 2e-9
 
+# Aggregation first copies every row to its community's stretch of a buffer
+# (rows read in order) on levels whose mean degree is at most this, then
+# merges each stretch; on denser levels it merges each member's row where it
+# lies. Short rows scattered in memory cost a cache miss or more each: level 1
+# of the random 300k-vertex benchmark graph (degree 16) 69 -> 37 ms, level 2
+# (degree 54) 29 -> 27 ms, level 3 (degree 215) 11 -> 15 ms.
+GATHER_MAX_DEGREE = 32
+
 # Vertices (or communities) per unit of parallel work: a unit asks for its
 # thread's scratch rows once.
 _CHUNKS_PER_THREAD = 8
@@ -1578,10 +1586,26 @@ def renumber(comm):
     return newid, K, ptr, members
 
 
+@njit(cache=True, inline="always")
+def _add_arc(d, wd, P, tmp_c, tmp_w, base, cnt):
+    """Adds weight wd towards new vertex d to the row being merged at
+    tmp[base:] (P: slot of each new vertex in it, -1 when absent); returns
+    the row's new length."""
+    q = P[d]
+    if q < 0:
+        P[d] = cnt
+        tmp_c[base + cnt] = d
+        tmp_w[base + cnt] = wd
+        return cnt + 1
+    tmp_w[base + q] += wd
+    return cnt
+
+
 @njit(cache=True, parallel=True)
 def _merge(
     chunks, ptr, members, cx, indptr, indices, w, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop_new
 ):
+    # Reads each member's row where it lies: levels with long rows.
     for ch in prange(chunks.shape[0] - 1):
         P = pos[get_thread_id()]
         for x in range(chunks[ch], chunks[ch + 1]):
@@ -1596,19 +1620,49 @@ def _merge(
                     d = cx[indices[p]]
                     if d == x:
                         intra += w[p]
-                        continue
-                    q = P[d]
-                    if q < 0:
-                        P[d] = cnt
-                        tmp_c[base + cnt] = d
-                        tmp_w[base + cnt] = w[p]
-                        cnt += 1
                     else:
-                        tmp_w[base + q] += w[p]
+                        cnt = _add_arc(d, w[p], P, tmp_c, tmp_w, base, cnt)
             for q in range(cnt):
                 P[tmp_c[base + q]] = -1
             count[x] = cnt
             # each inner edge was seen from both ends
+            loop_new[x] = lp + 0.5 * intra
+
+
+@njit(cache=True, parallel=True)
+def _gather(chunks, indptr, indices, w, cx, voff, tmp_c, tmp_w):
+    # Copies each row, its ends renamed, to its community's stretch of tmp
+    # (voff[v]: where v's row goes): rows are read in order, one after another.
+    for ch in prange(chunks.shape[0] - 1):
+        for v in range(chunks[ch], chunks[ch + 1]):
+            d = voff[v] - indptr[v]
+            for p in range(indptr[v], indptr[v + 1]):
+                tmp_c[d + p] = cx[indices[p]]
+                tmp_w[d + p] = w[p]
+
+
+@njit(cache=True, parallel=True)
+def _merge_gathered(chunks, ptr, members, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop_new):
+    # _merge on rows _gather put in place; the merged row is written over the
+    # stretch it is read from (it is never longer than what has been read).
+    for ch in prange(chunks.shape[0] - 1):
+        P = pos[get_thread_id()]
+        for x in range(chunks[ch], chunks[ch + 1]):
+            base = ub_ptr[x]
+            cnt = 0
+            intra = 0.0
+            lp = 0.0
+            for t in range(ptr[x], ptr[x + 1]):
+                lp += loop[members[t]]
+            for s in range(base, ub_ptr[x + 1]):
+                d = tmp_c[s]
+                if d == x:
+                    intra += tmp_w[s]
+                else:
+                    cnt = _add_arc(d, tmp_w[s], P, tmp_c, tmp_w, base, cnt)
+            for q in range(cnt):
+                P[tmp_c[base + q]] = -1
+            count[x] = cnt
             loop_new[x] = lp + 0.5 * intra
 
 
@@ -1632,27 +1686,50 @@ def aggregate(comm, newid, K, ptr, members, indptr, indices, w, loop, pos, nchun
     :func:`renumber`).
 
     Returns (indptr2, indices2, w2, loop2, k2): parallel edges summed, inner
-    edges and old self-loops summed into each new vertex's self-loop.
+    edges and old self-loops summed into each new vertex's self-loop. Each
+    community's arcs are summed in the order of its members (by id), then
+    along each row, whichever way they are read (see GATHER_MAX_DEGREE).
     """
+    n = comm.shape[0]
     ub_ptr = np.zeros(K + 1, np.int64)
+    voff = np.empty(n, np.int64)
     for x in range(K):
-        s = 0
+        s = ub_ptr[x]
         for t in range(ptr[x], ptr[x + 1]):
             v = members[t]
+            voff[v] = s
             s += indptr[v + 1] - indptr[v]
-        ub_ptr[x + 1] = ub_ptr[x] + s
+        ub_ptr[x + 1] = s
     cost = ub_ptr + np.arange(K + 1)
     chunks = _balanced_chunks(cost, min(nchunks, max(K, 1)))
     tmp_c = np.empty(ub_ptr[K], np.int32)
     tmp_w = np.empty(ub_ptr[K], np.float64)
     count = np.empty(K, np.int64)
     loop2 = np.empty(K, np.float64)
-    cx = np.empty(comm.shape[0], np.int32)
-    for v in range(comm.shape[0]):
+    cx = np.empty(n, np.int32)
+    for v in range(n):
         cx[v] = newid[comm[v]]
-    _merge(
-        chunks, ptr, members, cx, indptr, indices, w, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2
-    )
+    if indices.shape[0] <= GATHER_MAX_DEGREE * n:
+        vchunks = _balanced_chunks(indptr + np.arange(n + 1), min(nchunks, max(n, 1)))
+        _gather(vchunks, indptr, indices, w, cx, voff, tmp_c, tmp_w)
+        _merge_gathered(chunks, ptr, members, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2)
+    else:
+        _merge(
+            chunks,
+            ptr,
+            members,
+            cx,
+            indptr,
+            indices,
+            w,
+            loop,
+            ub_ptr,
+            pos,
+            tmp_c,
+            tmp_w,
+            count,
+            loop2,
+        )
     indptr2 = np.zeros(K + 1, np.int64)
     for x in range(K):
         indptr2[x + 1] = indptr2[x] + count[x]
@@ -2015,5 +2092,7 @@ aggregate_1 = _serial_twin(
     aggregate,
     "aggregate_1",
     _merge=_serial_twin(_merge, "_merge_1"),
+    _gather=_serial_twin(_gather, "_gather_1"),
+    _merge_gathered=_serial_twin(_merge_gathered, "_merge_gathered_1"),
     _compact=_serial_twin(_compact, "_compact_1"),
 )
