@@ -1027,3 +1027,83 @@ def test_benchmark_lattices(capsys):
     out = capsys.readouterr().out
     assert "grid 40 x 40 in its own order" in out and "path of 1600 vertices" in out
     assert out.count("time ratio Louvain/PLM") == 2
+
+
+@pytest.mark.parametrize("n, m", [(400, 2_000), (120, 4_000)])  # mean degree 10 and 67
+def test_aggregation_paths_agree_with_each_other_and_scipy(n, m):
+    """Rows gathered by community first (sparse levels) or merged where they
+    lie (dense ones): the same bits, and the quotient graph P^T A P."""
+    import scipy.sparse as sp
+
+    g = generators.random_graph(n, m, seed=5)
+    rng = np.random.default_rng(5)
+    comm = rng.integers(0, n // 8, n).astype(np.int32)
+    comm[: n // 10] = np.arange(n // 10, dtype=np.int32)  # some singletons
+    loop = np.where(rng.random(n) < 0.2, rng.random(n), 0.0)
+    newid, K, ptr, members = cl.renumber(comm)
+    cx = newid[comm].astype(np.int32)
+    deg = np.diff(g.indptr)
+    ub_ptr = np.concatenate(
+        [[0], np.cumsum([deg[members[ptr[x] : ptr[x + 1]]].sum() for x in range(K)])]
+    )
+    voff = np.empty(n, np.int64)
+    for x in range(K):
+        mem = members[ptr[x] : ptr[x + 1]]
+        voff[mem] = ub_ptr[x] + np.concatenate([[0], np.cumsum(deg[mem])[:-1]])
+    chunks = np.array([0, K // 2, K], np.int64)
+    outs = []
+    for gathered in (False, True):
+        pos = np.full((2, n), -1, np.int32)
+        tmp_c = np.empty(ub_ptr[-1], np.int32)
+        tmp_w = np.empty(ub_ptr[-1])
+        count = np.empty(K, np.int64)
+        loop2 = np.empty(K)
+        if gathered:
+            cl._gather(
+                np.array([0, n // 3, n], np.int64),
+                g.indptr,
+                g.indices,
+                g.weights,
+                cx,
+                voff,
+                tmp_c,
+                tmp_w,
+            )
+            cl._merge_gathered(chunks, ptr, members, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2)
+        else:
+            cl._merge(
+                chunks,
+                ptr,
+                members,
+                cx,
+                g.indptr,
+                g.indices,
+                g.weights,
+                loop,
+                ub_ptr,
+                pos,
+                tmp_c,
+                tmp_w,
+                count,
+                loop2,
+            )
+        rows = [
+            (
+                tmp_c[ub_ptr[x] : ub_ptr[x] + count[x]].tolist(),
+                tmp_w[ub_ptr[x] : ub_ptr[x] + count[x]].tolist(),
+            )
+            for x in range(K)
+        ]
+        outs.append((rows, loop2.tolist()))
+    assert outs[0] == outs[1]
+    pos = np.full((2, n), -1, np.int32)
+    indptr2, indices2, w2, loop2, k2 = cl.aggregate(
+        comm, newid, K, ptr, members, g.indptr, g.indices, g.weights, loop, pos, 4
+    )
+    A = sp.csr_matrix((g.weights, g.indices, g.indptr), shape=(n, n))
+    P = sp.csr_matrix((np.ones(n), (np.arange(n), cx)), shape=(n, K))
+    Q = (P.T @ A @ P).toarray()
+    got = sp.csr_matrix((w2, indices2, indptr2), shape=(K, K)).toarray()
+    np.testing.assert_allclose(got, Q - np.diag(np.diag(Q)), rtol=1e-12)
+    np.testing.assert_allclose(loop2, np.bincount(cx, loop, K) + np.diag(Q) / 2, rtol=1e-12)
+    np.testing.assert_allclose(k2, got.sum(axis=1) + 2 * loop2, rtol=1e-12)

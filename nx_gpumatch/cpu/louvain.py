@@ -44,7 +44,9 @@ Halappanavar, Tumeo 2017. One level = modularity optimisation + aggregation:
   kept up to date move by move (inner weight and squared community degrees),
   not recomputed.
 * Aggregation numbers the non-empty communities by a prefix sum and merges
-  each community's arcs in a sparse accumulator.
+  each community's arcs in a sparse accumulator; on sparse levels the rows
+  are first copied, in order, next to their community's other rows
+  (GATHER_MAX_DEGREE).
 
 Every float sum is taken in an order fixed by the graph and the vertex order,
 never by thread timing, so results do not depend on the number of threads.
