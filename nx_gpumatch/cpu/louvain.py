@@ -1603,6 +1603,17 @@ def _add_arc(d, wd, P, tmp_c, tmp_w, base, cnt):
     return cnt
 
 
+@njit(cache=True, inline="always")
+def _end_row(x, cnt, lp, intra, P, tmp_c, base, count, loop_new):
+    """Closes merged row x: clears its slots in P, records its length and
+    its self-loop (old self-loops ``lp``; each inner edge was seen from both
+    ends in ``intra``)."""
+    for q in range(cnt):
+        P[tmp_c[base + q]] = -1
+    count[x] = cnt
+    loop_new[x] = lp + 0.5 * intra
+
+
 @njit(cache=True, parallel=True)
 def _merge(
     chunks, ptr, members, cx, indptr, indices, w, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop_new
@@ -1624,11 +1635,7 @@ def _merge(
                         intra += w[p]
                     else:
                         cnt = _add_arc(d, w[p], P, tmp_c, tmp_w, base, cnt)
-            for q in range(cnt):
-                P[tmp_c[base + q]] = -1
-            count[x] = cnt
-            # each inner edge was seen from both ends
-            loop_new[x] = lp + 0.5 * intra
+            _end_row(x, cnt, lp, intra, P, tmp_c, base, count, loop_new)
 
 
 @njit(cache=True, parallel=True)
@@ -1662,10 +1669,7 @@ def _merge_gathered(chunks, ptr, members, loop, ub_ptr, pos, tmp_c, tmp_w, count
                     intra += tmp_w[s]
                 else:
                     cnt = _add_arc(d, tmp_w[s], P, tmp_c, tmp_w, base, cnt)
-            for q in range(cnt):
-                P[tmp_c[base + q]] = -1
-            count[x] = cnt
-            loop_new[x] = lp + 0.5 * intra
+            _end_row(x, cnt, lp, intra, P, tmp_c, base, count, loop_new)
 
 
 @njit(cache=True, parallel=True)
