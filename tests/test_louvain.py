@@ -556,14 +556,14 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
         queued[cur] = 1
         active = queued.copy()
         batch = np.full(n, -1, np.int32)
-        pos, buf_c, buf_j, buf_w = cl.move_scratch(1, n, int(np.diff(h.indptr).max()))
+        pos, buf_c, buf_j, buf_w, acc = cl.move_scratch(1, n, int(np.diff(h.indptr).max()))
         cl._sparse_sweep(
             cur, cur.shape[0], np.empty(n, np.int32), np.empty(n, np.int32),
             np.empty(nbb.sum(), np.int32), np.empty(n, np.int32), queued, verts, vpos, bptr,
             nbb, base, sweep, h.indptr, h.indices, h.weights, k, comm, a, size, prio, batch,
             active, np.zeros(n, np.uint8), np.zeros(n, np.int64), np.zeros((1, n), np.int64),
             comm.copy(), np.zeros(n), 1.0 / k.sum(), 2.0**40 / k.sum(), pos, buf_c, buf_j,
-            buf_w, np.empty(3 * n, np.int32), np.empty(2 * n), 0.0, 0.0,
+            buf_w, acc, np.empty(3 * n, np.int32), np.empty(2 * n), 0.0, 0.0,
         )  # fmt: skip
         seen = np.unique(np.concatenate([cur, h.indices[np.concatenate(
             [np.arange(h.indptr[v], h.indptr[v + 1]) for v in cur])]]))  # fmt: skip
@@ -849,7 +849,7 @@ def test_optimise_seq_equals_optimise_one_by_one(seed):
     maxdeg = int(np.diff(g.indptr).max())
     out = []
     for fn in (cl.optimise_1, cl.optimise_seq):
-        pos, buf_c, buf_j, buf_w = cl.move_scratch(1, n, maxdeg)
+        pos, buf_c, buf_j, buf_w, acc = cl.move_scratch(1, n, maxdeg)
         out.append(
             fn(
                 g.indptr,
@@ -869,6 +869,7 @@ def test_optimise_seq_equals_optimise_one_by_one(seed):
                 buf_c,
                 buf_j,
                 buf_w,
+                acc,
                 1,
                 10**9,
                 1000,
@@ -1015,6 +1016,37 @@ def test_margins_run_equals_reference():
         with gm.cpu.threads(t):
             got = engine_levels(g, order=order, sequential_arcs=0, parallel_min_arcs=1, **kw)
         assert got == ref, t
+
+
+def test_dense_accumulator_follows_the_reference(monkeypatch):
+    """Long rows of small levels sum in the dense accumulator: the engine (one
+    vertex at a time, and in batches on 1 and 2 threads) still follows the
+    reference exactly. With a zero-weight arc (which the dense accumulator
+    cannot tell from no arc) the level uses the sparse one, still exactly."""
+    g0, _ = generators.planted_partition(1200, 8, 60, 20, seed=6)
+    w = np.random.default_rng(6).integers(1, 50, g0.num_edges).astype(float)
+    used = []
+    real = cl.dense_scratch
+
+    def spy(*args):
+        acc = real(*args)
+        used.append(acc.shape[1])
+        return acc
+
+    monkeypatch.setattr(cl, "dense_scratch", spy)
+    kw = dict(batch_fraction=1.0, max_batches=4)
+    for zero in (False, True):
+        if zero:
+            w[::7] = 0.0
+        g = Graph.from_arrays(g0.edge_src, g0.edge_dst, w, num_nodes=g0.num_nodes)
+        used.clear()
+        assert engine_levels(g) == reference_levels(g)
+        ref = reference_levels(g, **kw)
+        for t in (1, 2):
+            with gm.cpu.threads(t):
+                got = engine_levels(g, sequential_arcs=0, parallel_min_arcs=1, **kw)
+            assert got == ref, (zero, t)
+        assert max(used) == (0 if zero else g.num_nodes)
 
 
 def test_benchmark_lattices(capsys):

@@ -126,33 +126,45 @@ def check_compute_moves(seed):
         g.indptr, cl.MOVE_BUCKETS, np.arange(g.num_nodes, dtype=np.int32)
     )
     assert all(bptr[b + 1] > bptr[b] for b in range(7)), np.diff(bptr)
-    pos, bc, bj, bw = cl.move_scratch(1, g.num_nodes, int(np.diff(g.indptr).max()))
-    ref = np.full(g.num_nodes, -7, np.int32)
-    ref_active = active.copy()
-    cl._compute_moves_serial(
-        verts,
-        0,
-        verts.shape[0],
-        g.indptr,
-        g.indices,
-        g.weights,
-        k,
-        comm,
-        a,
-        size,
-        prio,
-        batch,
-        ref_active,
-        r,
-        pos,
-        bc,
-        bj,
-        bw,
-        ref,
-        np.zeros(g.num_nodes, np.int64),  # margins: not kept here (units 0)
-        np.zeros((1, g.num_nodes), np.int64),
-        0.0,
-    )
+    maxdeg = int(np.diff(g.indptr).max())
+    pos, bc, bj, bw, acc = cl.move_scratch(1, g.num_nodes, maxdeg)
+    assert acc.shape[1] == g.num_nodes  # long rows sum in the dense accumulator
+    refs = []
+    for acc in (acc, cl.dense_scratch(1, g.num_nodes, maxdeg, positive=False)):
+        ref = np.full(g.num_nodes, -7, np.int32)
+        ref_active = active.copy()
+        slack = np.zeros(g.num_nodes, np.int64)
+        cl._compute_moves_serial(
+            verts,
+            0,
+            verts.shape[0],
+            g.indptr,
+            g.indices,
+            g.weights,
+            k,
+            comm,
+            a,
+            size,
+            prio,
+            batch,
+            ref_active,
+            r,
+            pos,
+            bc,
+            bj,
+            bw,
+            acc,
+            ref,
+            slack,
+            np.zeros((1, g.num_nodes), np.int64),
+            2.0**40 / m2,
+        )
+        assert not acc.any() and (pos == -1).all()  # both accumulators are left clean
+        refs.append((ref, ref_active, slack))
+    # the dense and the sparse accumulator make the same moves and margins
+    for x, y in zip(*refs):
+        assert np.array_equal(x, y)
+    ref, ref_active, _ = refs[0]
 
     mod = get_module("louvain", "emulate")
     got = np.full(g.num_nodes, -7, np.int32)
