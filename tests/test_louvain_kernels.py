@@ -127,10 +127,10 @@ def check_compute_moves(seed):
     )
     assert all(bptr[b + 1] > bptr[b] for b in range(7)), np.diff(bptr)
     maxdeg = int(np.diff(g.indptr).max())
-    pos, bc, bj, bw, acc = cl.move_scratch(1, g.num_nodes, maxdeg)
-    assert acc.shape[1] == g.num_nodes  # long rows sum in the dense accumulator
+    pos, bc, bj, bw, dense = cl.move_scratch(1, g.num_nodes, maxdeg)
+    assert dense.shape[1] == g.num_nodes  # long rows sum in the dense accumulator
     refs = []
-    for acc in (acc, cl.dense_scratch(1, g.num_nodes, maxdeg, positive=False)):
+    for acc in (dense, cl.dense_scratch(1, g.num_nodes, maxdeg, positive=False)):
         ref = np.full(g.num_nodes, -7, np.int32)
         ref_active = active.copy()
         slack = np.zeros(g.num_nodes, np.int64)
