@@ -338,7 +338,23 @@ def weighted_degrees(indptr, w, loop):
 
 @njit(cache=True, inline="always")
 def _best_move(
-    v, indptr, indices, w, k, comm, a, size, prio, batch, bv, res_over_m2, pos, buf_c, buf_j, buf_w, acc
+    v,
+    indptr,
+    indices,
+    w,
+    k,
+    comm,
+    a,
+    size,
+    prio,
+    batch,
+    bv,
+    res_over_m2,
+    pos,
+    buf_c,
+    buf_j,
+    buf_w,
+    acc,
 ):
     """(community v should join, its own when nothing gains; the change of the
     total inner weight, arcs both ways, if v alone moves there; the margin of
@@ -530,7 +546,23 @@ def _compute_moves_serial(
             continue
         active[v] = 0
         c, _, margin = _best_move(
-            v, indptr, indices, w, k, comm, a, size, prio, batch, batch[v], res_over_m2, P, C, J, W, A
+            v,
+            indptr,
+            indices,
+            w,
+            k,
+            comm,
+            a,
+            size,
+            prio,
+            batch,
+            batch[v],
+            res_over_m2,
+            P,
+            C,
+            J,
+            W,
+            A,
         )
         newc[v] = c
         slack[v] = _units(margin, units)
@@ -732,7 +764,24 @@ def _undo(moves, logc, loga, comm, newc, a, size):
 
 @njit(cache=True)
 def _sweep_one_by_one(
-    verts, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W, A, flag
+    verts,
+    indptr,
+    indices,
+    w,
+    k,
+    comm,
+    a,
+    size,
+    prio,
+    batch,
+    active,
+    res_over_m2,
+    P,
+    C,
+    J,
+    W,
+    A,
+    flag,
 ):
     """A sweep that moves one vertex at a time (the sequential method): the same
     moves as batches of one vertex each, without their set-up. A move's inner
