@@ -81,12 +81,13 @@ from nx_gpumatch.cpu.random import mix64
 MOVE_BUCKETS = np.array([4, 8, 16, 32, 84, 319], np.int64)
 
 # Rows of at least this many arcs sum their weights per community in a dense
-# array (one per thread, zero between rows) and then list the communities in
-# a branch-free pass, on levels of at most DENSE_MAX_VERTICES vertices whose
-# arcs all weigh more than 0 (a first weight tells a first arc). The sparse
-# accumulator's "seen before?" branch is a coin toss on long rows over a few
-# hundred communities: on the third level of the random 300k-vertex benchmark
-# graph (19.5k vertices, rows of 215 arcs) it costs half the sweep.
+# array (zero between rows; the tail of each thread's ``buf_w``) and then list
+# the communities in a branch-free pass, on levels of at most
+# DENSE_MAX_VERTICES vertices whose arcs all weigh more than 0 (a first
+# weight tells a first arc). The sparse accumulator's "seen before?" branch
+# is a coin toss on long rows over a few hundred communities: on the third
+# level of the random 300k-vertex benchmark graph (19.5k vertices, rows of 215
+# arcs) the moves take about a fifth less time.
 DENSE_MIN_DEGREE = 64
 DENSE_MAX_VERTICES = 1 << 16  # 512 KiB of float64: the array stays in cache
 
@@ -338,23 +339,7 @@ def weighted_degrees(indptr, w, loop):
 
 @njit(cache=True, inline="always")
 def _best_move(
-    v,
-    indptr,
-    indices,
-    w,
-    k,
-    comm,
-    a,
-    size,
-    prio,
-    batch,
-    bv,
-    res_over_m2,
-    pos,
-    buf_c,
-    buf_j,
-    buf_w,
-    acc,
+    v, indptr, indices, w, k, comm, a, size, prio, batch, bv, res_over_m2, pos, buf_c, buf_j, buf_w
 ):
     """(community v should join, its own when nothing gains; the change of the
     total inner weight, arcs both ways, if v alone moves there; the margin of
@@ -362,33 +347,33 @@ def _best_move(
 
     Neighbour weights are summed per community in a sparse accumulator
     (pos[c] = slot of community c, -1 when absent; reset before returning),
-    or, for rows of at least DENSE_MIN_DEGREE arcs when ``acc`` is not empty,
-    in ``acc`` (zero outside a call; see DENSE_MIN_DEGREE). Either way the
-    slots list the communities in order of first appearance with their
-    weights summed in arc order: the same bits. Each slot also keeps the first
-    neighbour seen in that community: for a singleton community its only
-    member, which tells whether it moves in the same batch as v (``bv``, v's
-    batch; -1 when v moves alone).
+    or, for rows of at least DENSE_MIN_DEGREE arcs when ``buf_w`` has a
+    dense tail (see :func:`move_scratch`), in that tail, entry c of it for
+    community c. Either way the slots list the communities in order of first
+    appearance, with their weights summed in arc order: the same bits. Each
+    slot also keeps the first neighbour seen in that community: for a
+    singleton community its only member, which tells whether it moves in the
+    same batch as v (``bv``, v's batch; -1 when v moves alone).
     """
     own = comm[v]
     cnt = 0
     lo = indptr[v]
     hi = indptr[v + 1]
-    dense = hi - lo >= DENSE_MIN_DEGREE and acc.shape[0] > 0
-    if dense:
+    tail = buf_c.shape[0]  # where the dense accumulator begins in buf_w
+    if hi - lo >= DENSE_MIN_DEGREE and buf_w.shape[0] > tail:
         for p in range(lo, hi):
-            acc[comm[indices[p]]] += w[p]
+            buf_w[tail + comm[indices[p]]] += w[p]
         # Branch-free: a slot is written for every arc, kept only when the
-        # arc is its community's first (the weight is still in acc).
+        # arc is its community's first (the weight is still in the tail).
         for p in range(lo, hi):
             j = indices[p]
             c = comm[j]
-            x = acc[c]
+            x = buf_w[tail + c]
             buf_c[cnt] = c
             buf_j[cnt] = j
             buf_w[cnt] = x
             cnt += x != 0.0
-            acc[c] = 0.0
+            buf_w[tail + c] = 0.0
     else:
         for p in range(lo, hi):
             j = indices[p]
@@ -414,8 +399,7 @@ def _best_move(
     top2 = -np.inf
     for q in range(cnt):
         c = buf_c[q]
-        if not dense:
-            pos[c] = -1
+        pos[c] = -1  # (already -1 after the dense accumulator)
         if c == own:
             e_own = buf_w[q]
             continue
@@ -464,7 +448,6 @@ def _compute_moves(
     buf_c,
     buf_j,
     buf_w,
-    acc,
     newc,
     slack,
     charge,
@@ -476,7 +459,6 @@ def _compute_moves(
         C = buf_c[tid]
         J = buf_j[tid]
         W = buf_w[tid]
-        A = acc[tid]
         for t in range(chunks[ch], chunks[ch + 1]):
             v = verts[t]
             if active[v] == 0:
@@ -500,7 +482,6 @@ def _compute_moves(
                 C,
                 J,
                 W,
-                A,
             )
             newc[v] = c
             slack[v] = _units(margin, units)
@@ -528,7 +509,6 @@ def _compute_moves_serial(
     buf_c,
     buf_j,
     buf_w,
-    acc,
     newc,
     slack,
     charge,
@@ -538,7 +518,6 @@ def _compute_moves_serial(
     C = buf_c[0]
     J = buf_j[0]
     W = buf_w[0]
-    A = acc[0]
     for t in range(lo, hi):
         v = verts[t]
         if active[v] == 0:
@@ -546,23 +525,7 @@ def _compute_moves_serial(
             continue
         active[v] = 0
         c, _, margin = _best_move(
-            v,
-            indptr,
-            indices,
-            w,
-            k,
-            comm,
-            a,
-            size,
-            prio,
-            batch,
-            batch[v],
-            res_over_m2,
-            P,
-            C,
-            J,
-            W,
-            A,
+            v, indptr, indices, w, k, comm, a, size, prio, batch, batch[v], res_over_m2, P, C, J, W
         )
         newc[v] = c
         slack[v] = _units(margin, units)
@@ -764,24 +727,7 @@ def _undo(moves, logc, loga, comm, newc, a, size):
 
 @njit(cache=True)
 def _sweep_one_by_one(
-    verts,
-    indptr,
-    indices,
-    w,
-    k,
-    comm,
-    a,
-    size,
-    prio,
-    batch,
-    active,
-    res_over_m2,
-    P,
-    C,
-    J,
-    W,
-    A,
-    flag,
+    verts, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W, flag
 ):
     """A sweep that moves one vertex at a time (the sequential method): the same
     moves as batches of one vertex each, without their set-up. A move's inner
@@ -797,7 +743,7 @@ def _sweep_one_by_one(
             continue
         active[v] = 0
         c, d, _ = _best_move(
-            v, indptr, indices, w, k, comm, a, size, prio, batch, -1, res_over_m2, P, C, J, W, A
+            v, indptr, indices, w, k, comm, a, size, prio, batch, -1, res_over_m2, P, C, J, W
         )
         o = comm[v]
         if c == o:
@@ -969,7 +915,6 @@ def _sparse_sweep(
     buf_c,
     buf_j,
     buf_w,
-    acc,
     logc,
     loga,
     sq,
@@ -1030,7 +975,6 @@ def _sparse_sweep(
             buf_c,
             buf_j,
             buf_w,
-            acc,
             newc,
             slack,
             charge,
@@ -1074,25 +1018,24 @@ def _sparse_sweep(
     return moved, sq, inner, nn
 
 
-def move_scratch(threads, n, maxdeg, positive=True):
+def move_scratch(threads, n, maxdeg, dense=0):
     """Per-thread accumulators for a level with n vertices and degrees up to
-    maxdeg: (pos, buf_c, buf_j, buf_w, acc); see :func:`dense_scratch`."""
+    maxdeg: (pos, buf_c, buf_j, buf_w). ``dense`` > 0: buf_w has that many
+    more entries, zeros, for the dense accumulator (see :func:`dense_size`)."""
     d = max(maxdeg, 1)
     return (
         np.full((threads, n), -1, np.int32),
         np.empty((threads, d), np.int32),
         np.empty((threads, d), np.int32),
-        np.empty((threads, d), np.float64),
-        dense_scratch(threads, n, maxdeg, positive),
+        np.zeros((threads, d + dense), np.float64),
     )
 
 
-def dense_scratch(threads, n, maxdeg, positive):
-    """The dense accumulators of a level (see DENSE_MIN_DEGREE): no columns
-    unless every arc weighs more than 0 (``positive``) and the level is small
-    enough and has rows long enough to use them."""
-    use = positive and maxdeg >= DENSE_MIN_DEGREE and n <= DENSE_MAX_VERTICES
-    return np.zeros((threads, n if use else 0), np.float64)
+def dense_size(n, maxdeg, positive):
+    """Entries of the dense accumulator of a level with n vertices and degrees
+    up to maxdeg (see DENSE_MIN_DEGREE): n, or 0 where it would not be used or
+    could not tell a first arc (some arc weighs 0: ``positive`` False)."""
+    return n if positive and maxdeg >= DENSE_MIN_DEGREE and n <= DENSE_MAX_VERTICES else 0
 
 
 @njit(cache=True)
@@ -1168,7 +1111,6 @@ def optimise_seq(
     buf_c,
     buf_j,
     buf_w,
-    acc,
     nchunks,
     par_min_arcs,
     max_sweeps,
@@ -1223,7 +1165,6 @@ def optimise_seq(
             buf_c[0],
             buf_j[0],
             buf_w[0],
-            acc[0],
             True,
         )
         sq += dsq
@@ -1265,7 +1206,6 @@ def optimise(
     buf_c,
     buf_j,
     buf_w,
-    acc,
     nchunks,
     par_min_arcs,
     max_sweeps,
@@ -1387,7 +1327,6 @@ def optimise(
                 buf_c,
                 buf_j,
                 buf_w,
-                acc,
                 logc,
                 loga,
                 sq,
@@ -1458,7 +1397,6 @@ def optimise(
                 buf_c[0],
                 buf_j[0],
                 buf_w[0],
-                acc[0],
                 not leading or lead_left > 0,
             )
             sq += dsq
@@ -1488,7 +1426,6 @@ def optimise(
                     buf_c,
                     buf_j,
                     buf_w,
-                    acc,
                     newc,
                     slack,
                     charge,
@@ -1514,7 +1451,6 @@ def optimise(
                     buf_c,
                     buf_j,
                     buf_w,
-                    acc,
                     newc,
                     slack,
                     charge,
@@ -2053,8 +1989,9 @@ class LouvainEngine:
         maxdeg = int(deg.max()) if nv else 0
         # the caller may have changed the thread count
         self._pos, self._nchunks = _thread_rows(self._pos)
-        _, buf_c, buf_j, buf_w, _ = move_scratch(self._pos.shape[0], 0, maxdeg)
-        acc = dense_scratch(self._pos.shape[0], nv, maxdeg, self._positive)
+        _, buf_c, buf_j, buf_w = move_scratch(
+            self._pos.shape[0], 0, maxdeg, dense_size(nv, maxdeg, self._positive)
+        )
         thr, max_arcs, nbatch, rel_tol, confirm = self.rule.level(deg, self.arcs)
         par_min = self._parallel_min_arcs
         if par_min is None:
@@ -2081,7 +2018,6 @@ class LouvainEngine:
             buf_c,
             buf_j,
             buf_w,
-            acc,
             self._nchunks,
             int(par_min),
             int(self.rule.max_sweeps),
