@@ -14,7 +14,9 @@ Halappanavar, Tumeo 2017. One level = modularity optimisation + aggregation:
   sweep so that vertices undoing each other's moves do not meet again. A
   batched level's first sweep still goes one vertex at a time (LEAD_SWEEPS):
   clusters form there, and blind simultaneous moves freeze small mixed ones.
-* A vertex joins the neighbouring community of largest gain; ties go to the
+* A vertex joins the neighbouring community of largest gain (its weights
+  summed per community in a sparse accumulator, or in a dense one on long
+  rows of small levels: DENSE_MIN_DEGREE); ties go to the
   lowest priority (position in the vertex order, which a seed may shuffle). A
   singleton may join a singleton of the same batch only if that one has the
   lower priority, so two singletons never swap. After the first sweep only
