@@ -29,6 +29,8 @@ def _graphs():
     floats = nx.gnm_random_graph(40, 120, seed=1)
     isolated = nx.gnm_random_graph(25, 30, seed=5)
     isolated.add_nodes_from(range(25, 30))
+    hub = nx.star_graph(80)  # a row long enough for Louvain's dense accumulator
+    hub.add_edges_from(nx.gnm_random_graph(81, 100, seed=2).edges())
     return {
         "empty": nx.Graph(),
         "single": nx.empty_graph(1),
@@ -40,6 +42,7 @@ def _graphs():
         "floats": _weighted(floats, rng.random(120).tolist()),
         "big_ints": _weighted(nx.cycle_graph(9), [2**50 + i % 3 for i in range(9)]),
         "isolated": _weighted(isolated, rng.integers(1, 100, 30).tolist()),
+        "hub": _weighted(hub, (1 + rng.random(hub.number_of_edges())).tolist()),
     }
 
 
