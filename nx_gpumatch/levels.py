@@ -87,7 +87,7 @@ def leiden(engine, max_passes, pass_tol, pass_rel_tol):
     :func:`nx_gpumatch.cpu.leiden.leiden_levels` yields.
 
     Each pass runs the method from the partition the pass before ended with
-    (the first from singletons). The first pass yields its levels; a later
+    (the first from singletons: ``move(None)``). The first pass yields its levels; a later
     pass yields its result only (levels of the first pass form a hierarchy, a
     later pass's levels do not), and only when it gained. Passes end after
     ``max_passes``, or once one gains at most max(``pass_tol``,
@@ -100,7 +100,7 @@ def leiden(engine, max_passes, pass_tol, pass_rel_tol):
         info["pass"] = 1
         yield np.arange(n, dtype=np.int32), info
         return
-    part = np.arange(n, dtype=np.int32)
+    part = None  # singletons
     q_part = None
     salt = 0
     for p in range(max(1, int(max_passes))):
@@ -132,7 +132,7 @@ def leiden(engine, max_passes, pass_tol, pass_rel_tol):
 
 def _leiden_pass(engine, init, salt, first):
     """One run of the method on the input graph from its partition ``init``
-    (host): yields the levels that moved something (and the first level if
+    (host; None: singletons): yields the levels that moved something (and the first level if
     ``first``); returns (final partition, its modularity, next salt).
 
     A level's communities P are refined, and the graph aggregated on the

@@ -270,8 +270,10 @@ def test_seeded_runs_repeat_and_seeds_differ():
     assert not np.array_equal(a, gm.leiden_communities(g, seed=12))
 
 
-def test_thread_count_independent(nthreads):
-    # batched, threaded local moving on a graph this small, to exercise the parallel kernels
+@pytest.mark.parametrize("sequential_arcs", [0, 1000])
+def test_thread_count_independent(nthreads, sequential_arcs):
+    # batched, threaded local moving on a graph this small, to exercise the
+    # parallel kernels (sequential_arcs 1000: the first level's lead sweep too)
     g, _ = generators.planted_partition(6000, 40, 6, 3, seed=1, weights="uniform")
     order = np.random.default_rng(1).permutation(g.num_nodes).astype(np.int32)
     out = [
@@ -283,7 +285,7 @@ def test_thread_count_independent(nthreads):
             g.loop_weight,
             key=99,
             order=order,
-            sequential_arcs=0,
+            sequential_arcs=sequential_arcs,
             parallel_min_arcs=1,
             max_passes=2,
         )
@@ -291,14 +293,36 @@ def test_thread_count_independent(nthreads):
     key = tuple(np.concatenate([lab for lab, _ in out]).tolist())
     mods = [q for _, q in out]
     cache = test_thread_count_independent.__dict__.setdefault("seen", {})
-    cache.setdefault("run", (key, mods))
-    assert cache["run"] == (key, mods), f"differs with {nthreads} threads"
+    cache.setdefault(sequential_arcs, (key, mods))
+    assert cache[sequential_arcs] == (key, mods), f"differs with {nthreads} threads"
     assert _split_communities(g, out[-1][0]) == 0
+
+
+def test_first_level_is_led_as_louvains():
+    """Local moving from singletons begins with a sweep one vertex at a time,
+    as Louvain's does: with Louvain's sweep tolerance, the first level of a
+    Leiden run is Louvain's first level. Later levels start from a partition
+    and have no lead sweep (lead_sweeps=0 drops the first one too)."""
+    g, _ = generators.planted_partition(4000, 20, 6, 4, seed=5, weights="uniform")
+    order = np.random.default_rng(5).permutation(g.num_nodes).astype(np.int32)
+    args = (g.indptr, g.indices, g.weights, g.loop_weight)
+    kw = dict(order=order, sequential_arcs=1000, parallel_min_arcs=1)
+    lv_first = next(iter(cl.louvain_levels(*args, **kw)))
+    led = next(iter(cd.leiden_levels(*args, key=3, sweep_rel_tol=cl.SWEEP_REL_TOL, **kw)))
+    blind = next(
+        iter(cd.leiden_levels(*args, key=3, sweep_rel_tol=cl.SWEEP_REL_TOL, lead_sweeps=0, **kw))
+    )
+    assert np.array_equal(led[0], lv_first[0])
+    assert led[1]["moves"] == lv_first[1]["moves"]
+    assert led[1]["modularity"] == lv_first[1]["modularity"]
+    assert not np.array_equal(blind[0], led[0])
 
 
 def test_first_batched_sweep_that_chases_is_led_one_at_a_time():
     """A path in its own order: in a batched first sweep every vertex joins
-    the one before, which leaves too, so the level merges nothing. That sweep
+    the one before, which leaves too, so the level merges nothing (the
+    first level's lead sweep is dropped here; later levels and passes have
+    none). That sweep
     is undone and a sweep one vertex at a time goes first (CHASE): level 1
     pairs the vertices with n / 2 moves, as good a result, connected. On a
     random graph the check never trips: the run is the one without it."""
@@ -310,7 +334,13 @@ def test_first_batched_sweep_that_chases_is_led_one_at_a_time():
         return [
             (lab, info)
             for lab, info in cd.leiden_levels(
-                *args, key=1, sequential_arcs=1000, chase=chase, parallel_min_arcs=1, **kw
+                *args,
+                key=1,
+                sequential_arcs=1000,
+                chase=chase,
+                parallel_min_arcs=1,
+                lead_sweeps=0,
+                **kw,
             )
         ]
 
