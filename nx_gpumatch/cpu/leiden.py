@@ -70,26 +70,6 @@ PASS_REL_TOL = 2.5e-2
 SWEEP_REL_TOL = 1e-2
 
 
-@njit(cache=True)
-def _members_in_order(comm, order):
-    """Members of each community in the vertex order (a counting sort of
-    ``order`` by community): community c holds members[cptr[c]:cptr[c + 1]]."""
-    n = comm.shape[0]
-    cptr = np.zeros(n + 1, np.int64)
-    for v in range(n):
-        cptr[comm[v] + 1] += 1
-    for c in range(n):
-        cptr[c + 1] += cptr[c]
-    fill = cptr[:-1].copy()
-    members = np.empty(n, np.int32)
-    for t in range(n):
-        v = order[t]
-        c = comm[v]
-        members[fill[c]] = v
-        fill[c] += 1
-    return cptr, members
-
-
 @njit(cache=True, parallel=True)
 def _intra_weights(indptr, indices, w, comm, ext):
     for v in prange(indptr.shape[0] - 1):
@@ -109,11 +89,36 @@ def _race(h, r, lw):
     return np.log(-np.log(u)) - lw
 
 
+@njit(cache=True)
+def _lanes(indptr, comm, nlanes):
+    """(lane of each vertex, lanes, largest degree): communities split into
+    ``nlanes`` ranges of ids with about equal arcs (and members); a vertex
+    goes to its community's lane."""
+    n = comm.shape[0]
+    cost = np.zeros(n + 1, np.int64)
+    maxdeg = 0
+    for v in range(n):
+        d = indptr[v + 1] - indptr[v]
+        cost[comm[v] + 1] += d + 1
+        maxdeg = max(maxdeg, d)
+    for c in range(n):
+        cost[c + 1] += cost[c]
+    bounds = cl._balanced_chunks(cost, max(1, min(nlanes, n)))
+    lane_of = np.empty(n, np.int32)
+    for i in range(bounds.shape[0] - 1):
+        for c in range(bounds[i], bounds[i + 1]):
+            lane_of[c] = i
+    lane = np.empty(n, np.int32)
+    for v in range(n):
+        lane[v] = lane_of[comm[v]]
+    return lane, bounds.shape[0] - 1, maxdeg
+
+
 @njit(cache=True, parallel=True)
-def _refine_chunks(
-    chunks,
-    cptr,
-    members,
+def _refine_lanes(
+    nlanes,
+    lane,
+    order,
     indptr,
     indices,
     w,
@@ -133,116 +138,111 @@ def _refine_chunks(
 ):
     # A community's refinement reads and writes only entries of its own
     # members (sub-communities are named after members), so communities run
-    # in parallel on shared arrays; each is walked in the vertex order.
-    for ch in prange(chunks.shape[0] - 1):
+    # in parallel on shared arrays. Each lane walks all vertices in the
+    # vertex order and refines those of its communities: every community is
+    # walked in that order, and rows are read front to back, not community by
+    # community (which jumped across the whole graph for each one).
+    n = order.shape[0]
+    for ln in prange(nlanes):
         buf_r = np.empty(maxdeg + 1, np.int32)
         buf_w = np.empty(maxdeg + 1, np.float64)
         buf_g = np.empty(maxdeg + 1, np.float64)
-        for c in range(chunks[ch], chunks[ch + 1]):
+        for t in range(n):
+            v = order[t]
+            if lane[v] != ln:
+                continue
+            c = comm[v]
             ac = a[c]
-            for t in range(cptr[c], cptr[c + 1]):
-                v = members[t]
-                own = ref[v]
-                if rsize[own] != 1:
-                    continue  # others joined v: it is no longer a singleton
-                kv = k[v]
-                ev = ext[own]
-                if ev < res_over_m2 * kv * (ac - kv) or indptr[v + 1] == indptr[v]:
-                    continue  # v is not well connected to its community
-                cnt = 0
-                for p in range(indptr[v], indptr[v + 1]):
-                    j = indices[p]
-                    if comm[j] != c:
-                        continue
-                    r = ref[j]
-                    q = pos[r]
-                    if q < 0:
-                        pos[r] = cnt
-                        buf_r[cnt] = r
-                        buf_w[cnt] = w[p]
-                        cnt += 1
-                    else:
-                        buf_w[q] += w[p]
-                # Candidates: well-connected sub-communities with gain >= 0;
-                # staying alone (gain 0) is one of them.
-                best = 0.0
-                ncand = 0
-                for q in range(cnt):
-                    r = buf_r[q]
-                    pos[r] = -1
-                    g = buf_w[q] - res_over_m2 * kv * ra[r]
-                    rr = ra[r]
-                    if g < 0.0 or ext[r] < res_over_m2 * rr * (ac - rr):
-                        continue
-                    buf_r[ncand] = r
-                    buf_w[ncand] = buf_w[q]
-                    buf_g[ncand] = g
-                    ncand += 1
-                    best = max(best, g)
-                if ncand == 0:
+            own = ref[v]
+            if rsize[own] != 1:
+                continue  # others joined v: it is no longer a singleton
+            kv = k[v]
+            ev = ext[own]
+            if ev < res_over_m2 * kv * (ac - kv) or indptr[v + 1] == indptr[v]:
+                continue  # v is not well connected to its community
+            cnt = 0
+            for p in range(indptr[v], indptr[v + 1]):
+                j = indices[p]
+                if comm[j] != c:
                     continue
-                # An exponential race: candidate x (weight exp(lw_x), staying
-                # alone with lw = -best / theta) draws log(-log U_x) - lw_x and
-                # the smallest draw wins, which picks x with probability
-                # proportional to its weight whatever order the candidates
-                # were found in (rows come in another order on the GPU).
-                h = counter_hash(key, v, salt)
-                pick = -1
-                win = _race(h, own, -best / theta)
-                for q in range(ncand):
-                    d = _race(h, buf_r[q], (buf_g[q] - best) / theta)
-                    if d < win or (d == win and buf_r[q] < (own if pick < 0 else buf_r[pick])):
-                        win = d
-                        pick = q
-                if pick < 0:
+                r = ref[j]
+                q = pos[r]
+                if q < 0:
+                    pos[r] = cnt
+                    buf_r[cnt] = r
+                    buf_w[cnt] = w[p]
+                    cnt += 1
+                else:
+                    buf_w[q] += w[p]
+            # Candidates: well-connected sub-communities with gain >= 0;
+            # staying alone (gain 0) is one of them.
+            best = 0.0
+            ncand = 0
+            for q in range(cnt):
+                r = buf_r[q]
+                pos[r] = -1
+                g = buf_w[q] - res_over_m2 * kv * ra[r]
+                rr = ra[r]
+                if g < 0.0 or ext[r] < res_over_m2 * rr * (ac - rr):
                     continue
-                r = buf_r[pick]
-                ext[r] += ev - 2.0 * buf_w[pick]
-                ra[r] += kv
-                rsize[r] += 1
-                rsize[own] = 0
-                ref[v] = r
+                buf_r[ncand] = r
+                buf_w[ncand] = buf_w[q]
+                buf_g[ncand] = g
+                ncand += 1
+                best = max(best, g)
+            if ncand == 0:
+                continue
+            # An exponential race: candidate x (weight exp(lw_x), staying
+            # alone with lw = -best / theta) draws log(-log U_x) - lw_x and
+            # the smallest draw wins, which picks x with probability
+            # proportional to its weight whatever order the candidates
+            # were found in (rows come in another order on the GPU).
+            h = counter_hash(key, v, salt)
+            pick = -1
+            win = _race(h, own, -best / theta)
+            for q in range(ncand):
+                d = _race(h, buf_r[q], (buf_g[q] - best) / theta)
+                if d < win or (d == win and buf_r[q] < (own if pick < 0 else buf_r[pick])):
+                    win = d
+                    pick = q
+            if pick < 0:
+                continue
+            r = buf_r[pick]
+            ext[r] += ev - 2.0 * buf_w[pick]
+            ra[r] += kv
+            rsize[r] += 1
+            rsize[own] = 0
+            ref[v] = r
 
 
-def refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt, nchunks=1):
+def refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt, lanes=1):
     """The refined partition of ``comm`` (community degrees ``a``).
 
     Returns ``ref``: the sub-community of each vertex, named after one of its
     members (ids below n), each inside one community of ``comm``. Linear in
-    the arcs; communities are refined in parallel (``nchunks`` ranges of
-    about equal arcs), each walking its members in ``order``, so the result
-    does not depend on the threads. (A Python wrapper: the compiled function
-    with a default argument crashed in numba 0.68.)
+    the arcs (plus n per lane); communities are refined in parallel
+    (``lanes`` ranges of about equal arcs, one per thread), each walking its
+    members in ``order``, so the result does not depend on the threads. (A
+    Python wrapper: the compiled function with a default argument crashed in
+    numba 0.68.)
     """
-    return _refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt, nchunks)
+    return _refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt, lanes)
 
 
 @njit(cache=True)
-def _refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt, nchunks):
+def _refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt, nlanes):
     n = indptr.shape[0] - 1
     ref = np.arange(n).astype(np.int32)
     ra = k.copy()  # degree of each sub-community
     rsize = np.ones(n, np.int32)
     ext = np.empty(n, np.float64)  # weight from a sub-community to the rest of its community
     _intra_weights(indptr, indices, w, comm, ext)
-    cptr, members = _members_in_order(comm, order)
-    cost = np.empty(n + 1, np.int64)  # arcs (and members) of communities 0..c-1
-    cost[0] = 0
-    maxdeg = 0
-    for c in range(n):
-        s = cptr[c + 1] - cptr[c]
-        for t in range(cptr[c], cptr[c + 1]):
-            v = members[t]
-            d = indptr[v + 1] - indptr[v]
-            s += d
-            maxdeg = max(maxdeg, d)
-        cost[c + 1] = cost[c] + s
-    chunks = cl._balanced_chunks(cost, max(1, min(nchunks, n)))
+    lane, nl, maxdeg = _lanes(indptr, comm, nlanes)
     pos = np.full(n, -1, np.int32)
-    _refine_chunks(
-        chunks,
-        cptr,
-        members,
+    _refine_lanes(
+        nl,
+        lane,
+        order,
         indptr,
         indices,
         w,
@@ -267,7 +267,7 @@ _refine_1 = cl._serial_twin(
     _refine,
     "_refine_1",
     _intra_weights=cl._serial_twin(_intra_weights, "_intra_weights_1"),
-    _refine_chunks=cl._serial_twin(_refine_chunks, "_refine_chunks_1"),
+    _refine_lanes=cl._serial_twin(_refine_lanes, "_refine_lanes_1"),
 )
 
 
@@ -337,7 +337,7 @@ class LeidenEngine(cl.LouvainEngine):
             self.theta,
             self.key,
             np.int64(salt),
-            self._nchunks,
+            self._pos.shape[0] if self.threaded else 1,  # a lane per thread
         )
 
 
