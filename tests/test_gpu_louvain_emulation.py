@@ -244,7 +244,18 @@ def test_star_aggregation(big_star, table_bytes, monkeypatch):
     nid, K2, ptr, members = cl.renumber(comm)
     pos = np.full((1, n), -1, np.int32)
     ref = cl.aggregate(
-        comm, nid, K2, ptr, members, g.indptr, g.indices, g.weights, g.loop_weight, pos, 1
+        comm,
+        nid,
+        K2,
+        ptr,
+        members,
+        g.indptr,
+        g.indices,
+        g.weights,
+        g.loop_weight,
+        pos,
+        1,
+        *cl.own_buffers(),
     )
     assert K == K2 == 1000
 

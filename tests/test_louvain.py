@@ -1059,6 +1059,29 @@ def test_benchmark_lattices(capsys):
     assert out.count("time ratio Louvain/PLM") == 2
 
 
+def test_kept_aggregation_buffers_give_the_same_runs(monkeypatch, nthreads):
+    """Levels aggregated into the engine's kept buffers (a scratch, and one
+    for the levels, each written over the one before) are the levels
+    aggregated into fresh arrays: whole Louvain and Leiden runs of several
+    levels and passes are equal."""
+    from nx_gpumatch.cpu import leiden as cd
+
+    g, _ = generators.planted_partition(8000, 40, 3, 3, seed=2, weights="uniform")
+    args = (g.indptr, g.indices, g.weights, g.loop_weight)
+    kw = dict(sequential_arcs=1000, parallel_min_arcs=1)
+
+    def runs():
+        lv = [(lab.tolist(), info) for lab, info in cl.louvain_levels(*args, **kw)]
+        ld = [(lab.tolist(), info) for lab, info in cd.leiden_levels(*args, key=4, **kw)]
+        return lv, ld
+
+    fresh = runs()
+    monkeypatch.setattr(cl, "KEEP_BUFFERS_ARCS", 0)
+    kept = runs()
+    assert len(kept[0]) >= 3 and kept[1][-1][1]["pass"] >= 2
+    assert kept == fresh
+
+
 @pytest.mark.parametrize("n, m", [(400, 2_000), (120, 4_000)])  # mean degree 10 and 67
 def test_aggregation_paths_agree_with_each_other_and_scipy(n, m):
     """Rows gathered by community first (sparse levels) or merged where they
@@ -1128,8 +1151,35 @@ def test_aggregation_paths_agree_with_each_other_and_scipy(n, m):
     assert outs[0] == outs[1]
     pos = np.full((2, n), -1, np.int32)
     indptr2, indices2, w2, loop2, k2 = cl.aggregate(
-        comm, newid, K, ptr, members, g.indptr, g.indices, g.weights, loop, pos, 4
+        comm,
+        newid,
+        K,
+        ptr,
+        members,
+        g.indptr,
+        g.indices,
+        g.weights,
+        loop,
+        pos,
+        4,
+        *cl.own_buffers(),
     )
+    # into buffers (longer than needed, as the engine's are): the same graph
+    m = g.indices.shape[0] + 5
+    bufs = (np.empty(m, np.int32), np.empty(m), np.empty(m, np.int32), np.full(m, np.nan))
+    got = cl.aggregate(
+        comm, newid, K, ptr, members, g.indptr, g.indices, g.weights, loop, pos, 4, *bufs
+    )
+    for x, y in zip(got, (indptr2, indices2, w2, loop2, k2)):
+        np.testing.assert_array_equal(x, y)
+    assert np.shares_memory(got[1], bufs[2]) and np.shares_memory(got[2], bufs[3])
+    # the level written over its own arrays (as the engine's kept buffer is)
+    own_i, own_w = g.indices.copy(), g.weights.copy()
+    got = cl.aggregate(
+        comm, newid, K, ptr, members, g.indptr, own_i, own_w, loop, pos, 4, *bufs[:2], own_i, own_w
+    )
+    for x, y in zip(got, (indptr2, indices2, w2, loop2, k2)):
+        np.testing.assert_array_equal(x, y)
     A = sp.csr_matrix((g.weights, g.indices, g.indptr), shape=(n, n))
     P = sp.csr_matrix((np.ones(n), (np.arange(n), cx)), shape=(n, K))
     Q = (P.T @ A @ P).toarray()

@@ -249,7 +249,20 @@ def check_aggregation(seed):
     k = cl.weighted_degrees(g.indptr, g.weights, loop)
     newid, K, ptr, members = cl.renumber(comm)
     pos = np.full((1, n), -1, np.int32)
-    ref = cl.aggregate(comm, newid, K, ptr, members, g.indptr, g.indices, g.weights, loop, pos, 1)
+    ref = cl.aggregate(
+        comm,
+        newid,
+        K,
+        ptr,
+        members,
+        g.indptr,
+        g.indices,
+        g.weights,
+        loop,
+        pos,
+        1,
+        *cl.own_buffers(),
+    )
     lev = gl._Level(np, g.indptr, g.indices, g.weights, loop, k)
     nid, K2 = gl.renumber(np, comm)
     assert K2 == K and np.array_equal(nid, newid)
