@@ -1754,10 +1754,8 @@ def aggregate(
     ``out_i``, ``out_w`` (which receive indices2 and w2, returned as their
     leading parts) are buffers of at least the level's arcs, or too short:
     then they are allocated here. ``out_i``, ``out_w`` may hold ``indices``,
-    ``w`` themselves: those are read in full before _compact writes. Buffers kept from level to level
-    spare fresh pages: arrays that large come from the system each time,
-    zeroed page by page on first touch (a Leiden run on the 1M-vertex random
-    benchmark graph spent 1.8 of its 19 CPU seconds faulting them in).
+    ``w`` themselves: those are read in full before _compact writes. Buffers
+    kept from level to level spare fresh pages (see KEEP_BUFFERS_ARCS).
     """
     n = comm.shape[0]
     ub_ptr = np.zeros(K + 1, np.int64)
