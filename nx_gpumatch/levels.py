@@ -88,8 +88,9 @@ def leiden(engine, max_passes, pass_tol, pass_rel_tol):
 
     Each pass runs the method from the partition the pass before ended with
     (the first from singletons: ``move(None)``). The first pass yields its
-    levels; a later pass yields its result only (levels of the first pass form a hierarchy, a
-    later pass's levels do not), and only when it gained. Passes end after
+    levels; a later pass yields its result only (levels of the first pass
+    form a hierarchy, a later pass's levels do not), and only when it gained.
+    Passes end after
     ``max_passes``, or once one gains at most max(``pass_tol``,
     ``pass_rel_tol`` * the modularity reached).
     """
