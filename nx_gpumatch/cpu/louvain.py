@@ -352,7 +352,23 @@ def weighted_degrees(indptr, w, loop):
 
 @njit(cache=True, inline="always")
 def _best_move(
-    v, indptr, indices, w, k, comm, a, size, prio, batch, bv, res_over_m2, pos, buf_c, buf_j, buf_w
+    v,
+    indptr,
+    indices,
+    w,
+    k,
+    comm,
+    a,
+    size,
+    prio,
+    batch,
+    bv,
+    res_over_m2,
+    pos,
+    buf_c,
+    buf_j,
+    buf_w,
+    dense,
 ):
     """(community v should join, its own when nothing gains; the change of the
     total inner weight, arcs both ways, if v alone moves there; the margin of
@@ -366,14 +382,18 @@ def _best_move(
     appearance, with their weights summed in arc order: the same bits. Each
     slot also keeps the first neighbour seen in that community: for a
     singleton community its only member, which tells whether it moves in the
-    same batch as v (``bv``, v's batch; -1 when v moves alone).
+    same batch as v (``bv``, v's batch; -1 when v moves alone). ``dense``
+    False (a constant at the call site) leaves the dense accumulator out of
+    the compiled caller: sweeps one vertex at a time, whose rows meet few
+    communities, run 15% faster without it (level 1 of the random 300k
+    benchmark graph) and no slower on dense levels.
     """
     own = comm[v]
     cnt = 0
     lo = indptr[v]
     hi = indptr[v + 1]
     tail = buf_c.shape[0]  # where the dense accumulator begins in buf_w
-    if hi - lo >= DENSE_MIN_DEGREE and buf_w.shape[0] > tail:
+    if dense and hi - lo >= DENSE_MIN_DEGREE and buf_w.shape[0] > tail:
         # Branch-free, one pass over the row: a slot is written for every
         # arc, kept only when the arc is its community's first (the tail
         # entry is still zero: weights are positive here).
@@ -497,6 +517,7 @@ def _compute_moves(
                 C,
                 J,
                 W,
+                True,
             )
             newc[v] = c
             slack[v] = _units(margin, units)
@@ -540,7 +561,23 @@ def _compute_moves_serial(
             continue
         active[v] = 0
         c, _, margin = _best_move(
-            v, indptr, indices, w, k, comm, a, size, prio, batch, batch[v], res_over_m2, P, C, J, W
+            v,
+            indptr,
+            indices,
+            w,
+            k,
+            comm,
+            a,
+            size,
+            prio,
+            batch,
+            batch[v],
+            res_over_m2,
+            P,
+            C,
+            J,
+            W,
+            True,
         )
         newc[v] = c
         slack[v] = _units(margin, units)
@@ -758,7 +795,7 @@ def _sweep_one_by_one(
             continue
         active[v] = 0
         c, d, _ = _best_move(
-            v, indptr, indices, w, k, comm, a, size, prio, batch, -1, res_over_m2, P, C, J, W
+            v, indptr, indices, w, k, comm, a, size, prio, batch, -1, res_over_m2, P, C, J, W, False
         )
         o = comm[v]
         if c == o:
