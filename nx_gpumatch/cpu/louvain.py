@@ -83,15 +83,14 @@ from nx_gpumatch.cpu.random import mix64
 MOVE_BUCKETS = np.array([4, 8, 16, 32, 84, 319], np.int64)
 
 # Rows of at least this many arcs sum their weights per community in a dense
-# array (zero between rows; the tail of each thread's ``buf_w``) and then list
-# the communities in a branch-free pass, on levels of at most
+# array (zero between rows; the tail of each thread's ``buf_w``), listing the
+# communities branch-free in the same pass, on levels of at most
 # DENSE_MAX_VERTICES vertices whose arcs all weigh more than 0 (a zero
 # entry tells a first arc). The sparse accumulator's "seen before?" branch
 # is a coin toss on long rows over a few hundred communities: on the third
 # level of the random 300k-vertex benchmark graph (19.5k vertices, rows of 215
-# arcs) the moves take 12-19% less time. Listing the slots in the same pass
-# as the sums, rather than in a second pass over the row, takes another 7-8%
-# off that level (whole Louvain run, paired: 0.96x).
+# arcs) the moves take 12-19% less time; listing in the summing pass rather
+# than in a second pass over the row takes another 7-8% off that level.
 DENSE_MIN_DEGREE = 64
 DENSE_MAX_VERTICES = 1 << 16  # 512 KiB of float64: the array stays in cache
 
