@@ -171,13 +171,15 @@ SECONDS_PER_ARC = 2e-9
 GATHER_MAX_DEGREE = 32
 
 # Graphs with at least this many arcs are aggregated into buffers the engine
-# keeps for the run (see aggregate): the allocator hands arrays that large
-# out as fresh pages each time. Measured, in-process paired runs of the random
-# benchmark graphs: 1M vertices (16M arcs) Louvain 0.92x, Leiden 0.81x (page
-# faults of a Leiden run 940k -> 31k, system time 1.86 -> 0.10 s); 300k
-# vertices (4.8M arcs), whose arrays the allocator recycles, Louvain 1.04x, so
-# smaller graphs allocate as before.
-KEEP_BUFFERS_ARCS = 1 << 23
+# keeps for the run (see aggregate), all of them by default: the allocator
+# may hand arrays that large out as fresh pages on each level, and whether it
+# does depends on what else the process holds. Measured, in-process paired
+# runs of the random benchmark graphs: 1M vertices (16M arcs) Louvain 0.92x,
+# Leiden 0.81x (page faults of a Leiden run 940k -> 31k, system time 1.86 ->
+# 0.10 s). 300k vertices (4.8M arcs): alone in the process Louvain and Leiden
+# 0.99x; beside a NetworKit copy of the graph, Leiden 0.915x (page faults
+# 200k -> 7.5k), Louvain 0.99x.
+KEEP_BUFFERS_ARCS = 0
 
 # Vertices (or communities) per unit of parallel work: a unit asks for its
 # thread's scratch rows once.
