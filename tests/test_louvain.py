@@ -304,7 +304,7 @@ def reference_levels(
 
 def engine_levels(g, **kw):
     weighted = kw.pop("weighted", True)
-    indptr, indices, w, loop = front._arrays(g, weighted)
+    indptr, indices, w, loop, _ = front._arrays(g, weighted)
     return [
         (lab.tolist(), info["modularity"])
         for lab, info in cl.louvain_levels(indptr, indices, w, loop, **kw)

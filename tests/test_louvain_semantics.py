@@ -154,6 +154,29 @@ def test_zero_and_huge_resolution():
     assert sorted(map(sorted, ours)) == sorted(map(sorted, ref)) == [[v] for v in sorted(G)]
 
 
+@pytest.mark.parametrize("shift", [-1000, -600, 500, 1000])
+def test_weight_scale_does_not_change_partitions(shift):
+    """Modularity does not depend on the weights' scale: weights times 2**shift
+    (down to near the smallest normal float, up to near the largest, where
+    squared community degrees overflow) give the partitions of the graph
+    itself, for Louvain and for Leiden with theta (in weight units) scaled
+    alike."""
+    g, _ = generators.planted_partition(3000, 20, 8, 4, seed=1)
+    h = Graph.from_arrays(
+        g.edge_src, g.edge_dst, np.ldexp(g.edge_weight, shift), num_nodes=g.num_nodes
+    )
+    runs = [
+        (gm.louvain_partitions, {}, {}),
+        (gm.leiden_partitions, dict(theta=float(np.ldexp(0.01, shift))), dict(theta=0.01)),
+    ]
+    for run, kw_h, kw_g in runs:
+        ours = list(run(h, seed=3, progress=False, **kw_h))
+        ref = list(run(g, seed=3, progress=False, **kw_g))
+        assert len(ours) == len(ref) > 1
+        for a, b in zip(ours, ref):
+            assert np.array_equal(a, b)
+
+
 def test_large_edge_cases_are_quick():
     """Edgeless and self-loop-only graphs with many vertices need no sweeps."""
     import time

@@ -18,6 +18,8 @@ networkx's Leiden would: as the Graph with its parallel edges summed.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from nx_gpumatch.algorithms import louvain as lv
@@ -40,6 +42,14 @@ def _check_params(resolution, theta, max_level=None):
         or theta <= 0
     ):
         raise ValueError(f"theta must be a positive finite number, got {theta!r}")
+
+
+def _scaled_theta(theta, shift):
+    """theta in the units of weights scaled by 2**shift (see
+    louvain._arrays): gains scale with them. Kept within (0, inf], where
+    the choice stays greedy or uniform as it would have been."""
+    with np.errstate(over="ignore", under="ignore"):
+        return max(float(np.ldexp(float(theta), shift)), math.ulp(0.0))
 
 
 def _engine(device, num_edges=0):
@@ -74,7 +84,7 @@ def levels(
     lv._check_weights(graph)
     engine = _engine(device, graph.num_edges)
     cfg = get_config()
-    indptr, indices, w, loop = lv._arrays(graph, weighted)
+    indptr, indices, w, loop, shift = lv._arrays(graph, weighted)
     key = lv._seed_key(seed)
     order = None if key is None else lv._permutation(graph.num_nodes, key)
     from nx_gpumatch import cpu
@@ -92,7 +102,7 @@ def levels(
             loop,
             order=order,
             resolution=float(resolution),
-            theta=float(theta),
+            theta=_scaled_theta(theta, shift),
             key=_DEFAULT_KEY if key is None else key,
             coarse_threshold=float(cfg.louvain_coarse_threshold),
             fine_below=int(cfg.louvain_fine_below),

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import decimal
 import fractions
+import math
 import numbers
 import random
 import sys
@@ -70,12 +71,33 @@ def _check_weights(graph):
         )
 
 
+# Totals of weight (arcs both ways plus self-loops twice) the engines take as
+# they are: community degrees get squared, so totals far outside this range
+# would overflow or underflow (see _arrays).
+_TOTAL_RANGE = (2.0**-400, 2.0**400)
+
+
 def _arrays(graph, weighted):
-    """(indptr, indices, arc weights, self-loop weights) of the graph to cluster."""
-    if weighted:
-        return graph.indptr, graph.indices, graph.weights, graph.loop_weight
-    g = graph.unweighted()  # networkx counts every edge and self-loop as 1
-    return g.indptr, g.indices, g.weights, g.loop_weight
+    """(indptr, indices, arc weights, self-loop weights, shift) of the graph
+    to cluster: its weights multiplied by 2**shift.
+
+    ``shift`` is 0 unless the total weight lies outside _TOTAL_RANGE; then
+    it brings the largest weight into [0.5, 1). Modularity is the same for
+    any scale, and a power of two scales every sum, product and quotient of
+    the engines exactly, so every comparison falls as it would without
+    overflow (unscaled, weights near 1e150 overflow the squared community
+    degrees and weights near 1e-180 underflow them to zero). Quantities in
+    units of weight (Leiden's theta) scale with them."""
+    if not weighted:
+        g = graph.unweighted()  # networkx counts every edge and self-loop as 1
+        return g.indptr, g.indices, g.weights, g.loop_weight, 0
+    w, loop = graph.weights, graph.loop_weight
+    with np.errstate(over="ignore"):
+        total = float(w.sum()) + 2.0 * float(loop.sum())
+    if total == 0.0 or _TOTAL_RANGE[0] <= total <= _TOTAL_RANGE[1]:
+        return graph.indptr, graph.indices, w, loop, 0
+    shift = -math.frexp(max(float(w.max(initial=0.0)), float(loop.max(initial=0.0))))[1]
+    return graph.indptr, graph.indices, np.ldexp(w, shift), np.ldexp(loop, shift), shift
 
 
 def in_order(make, indptr, indices, w, loop, order):
@@ -166,7 +188,7 @@ def levels(
     _check_params(resolution, threshold)
     _check_weights(graph)
     cfg = get_config()
-    indptr, indices, w, loop = _arrays(graph, weighted)
+    indptr, indices, w, loop, _shift = _arrays(graph, weighted)  # (Q does not depend on it)
     engine = resolve_device(device, graph.num_edges)
     order = _order(graph.num_nodes, seed)
     kw = dict(
