@@ -77,6 +77,11 @@ def _check_weights(graph):
 _TOTAL_RANGE = (2.0**-400, 2.0**400)
 
 
+def _total_weight(w, loop):
+    with np.errstate(over="ignore"):
+        return float(w.sum()) + 2.0 * float(loop.sum())
+
+
 def _arrays(graph, weighted):
     """(indptr, indices, arc weights, self-loop weights, shift) of the graph
     to cluster: its weights multiplied by 2**shift.
@@ -92,8 +97,7 @@ def _arrays(graph, weighted):
         g = graph.unweighted()  # networkx counts every edge and self-loop as 1
         return g.indptr, g.indices, g.weights, g.loop_weight, 0
     w, loop = graph.weights, graph.loop_weight
-    with np.errstate(over="ignore"):
-        total = float(w.sum()) + 2.0 * float(loop.sum())
+    total = graph.cached("total_weight", lambda: _total_weight(w, loop))
     if total == 0.0 or _TOTAL_RANGE[0] <= total <= _TOTAL_RANGE[1]:
         return graph.indptr, graph.indices, w, loop, 0
     shift = -math.frexp(max(float(w.max(initial=0.0)), float(loop.max(initial=0.0))))[1]
