@@ -396,10 +396,12 @@ def _best_move(
     lo = indptr[v]
     hi = indptr[v + 1]
     tail = buf_c.shape[0]  # where the dense accumulator begins in buf_w
-    if batched and hi - lo >= DENSE_MIN_DEGREE and buf_w.shape[0] > tail:
+    dense = batched and hi - lo >= DENSE_MIN_DEGREE and buf_w.shape[0] > tail
+    if dense:
         # Branch-free, one pass over the row: a slot is written for every
         # arc, kept only when the arc is its community's first (the tail
-        # entry is still zero: weights are positive here).
+        # entry is still zero: weights are positive here). The candidate
+        # loop below reads and clears the tail entries.
         for p in range(lo, hi):
             j = indices[p]
             c = comm[j]
@@ -408,10 +410,6 @@ def _best_move(
             buf_j[cnt] = j
             cnt += x == 0.0
             buf_w[tail + c] = x + w[p]
-        for q in range(cnt):
-            c = buf_c[q]
-            buf_w[q] = buf_w[tail + c]
-            buf_w[tail + c] = 0.0
     else:
         for p in range(lo, hi):
             j = indices[p]
@@ -429,35 +427,56 @@ def _best_move(
     kv = k[v]
     scale = res_over_m2 * kv
     e_own = 0.0
+    # One pass finds the best other community (the lowest priority among
+    # equal scores) and the second best score, allowed or not.
+    top1 = -np.inf
+    top2 = -np.inf
     best = np.int32(-1)
-    best_s = 0.0
     best_w = 0.0
     single = bv >= 0 and size[own] == 1  # (a vertex moving alone never swaps)
-    po = prio[own]
-    top1 = -np.inf  # the two best scores of other communities, allowed or not
-    top2 = -np.inf
     for q in range(cnt):
         c = buf_c[q]
-        pos[c] = -1  # (already -1 after the dense accumulator)
+        if dense:
+            x = buf_w[tail + c]
+            buf_w[tail + c] = 0.0
+            if single:
+                buf_w[q] = x  # for the second look below
+        else:
+            x = buf_w[q]
+            pos[c] = -1
         if c == own:
-            e_own = buf_w[q]
+            e_own = x
             continue
-        sc = buf_w[q] - a[c] * scale
-        if sc > top2:
-            if sc > top1:
+        sc = x - a[c] * scale
+        if sc >= top2:  # rare past the row's first candidates
+            if sc > top1 or (sc == top1 and prio[c] < prio[best]):
                 top2 = top1
                 top1 = sc
+                best = c
+                best_w = x
             else:
                 top2 = sc
-        if best >= 0 and (sc < best_s or (sc == best_s and prio[c] > prio[best])):
-            continue  # cannot beat the best allowed candidate so far
-        # Two singletons moving at once must not swap: only the one with the
-        # higher priority may join the other.
-        if single and batch[buf_j[q]] == bv and size[c] == 1 and prio[c] > po:
-            continue
-        best = c
-        best_s = sc
-        best_w = buf_w[q]
+    best_s = top1
+    # Two singletons moving at once must not swap: only the one with the
+    # higher priority may join the other. Where that bars the best community,
+    # the best allowed one is looked for in a second pass.
+    po = prio[own]
+    if single and best >= 0 and size[best] == 1 and prio[best] > po:
+        best = np.int32(-1)
+        best_s = 0.0
+        for q in range(cnt):
+            c = buf_c[q]
+            if c == own:
+                continue
+            x = buf_w[q]
+            sc = x - a[c] * scale
+            if best >= 0 and (sc < best_s or (sc == best_s and prio[c] > prio[best])):
+                continue  # cannot beat the best allowed candidate so far
+            if batch[buf_j[q]] == bv and size[c] == 1 and prio[c] > po:
+                continue
+            best = c
+            best_s = sc
+            best_w = x
     stay = e_own - (a[own] - kv) * scale
     if best >= 0 and best_s > stay:
         other = top2 if best_s == top1 else top1
