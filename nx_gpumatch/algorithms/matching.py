@@ -295,6 +295,8 @@ def _nx_max_weight_matching(
     seed=None,
     select=None,
 ):
+    if weight is None:
+        G = G.unweighted()  # networkx may hand over a weighted conversion it cached
     mate = mate_array(
         G, algorithm, maxcardinality=maxcardinality, device=device, seed=seed, select=select
     )
@@ -309,6 +311,8 @@ def _nx_min_weight_matching(G, weight="weight", *, device=None):
     check_options(None, device=device)  # "gpu" (keyword or config): exact has no GPU engine
     if G.num_edges == 0:
         return set()
+    if weight is None:
+        G = G.unweighted()
     return matching_result(G, "networkx", _min_weight_mate(G))
 
 
