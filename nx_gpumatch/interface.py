@@ -73,7 +73,11 @@ class BackendInterface:
 
 
 def _weight_reason(name, args, kwargs):
-    """Why the weights of this call cannot be converted exactly, or None."""
+    """Why the weights of this call cannot be converted exactly, or None.
+
+    NaN and infinite weights raise ValueError here, on every call: raised in
+    the conversion, networkx would remember the failure and answer the next
+    call on the same graph differently (its own result or NotImplementedError)."""
     import networkx as nx
 
     sig = _signature(name)
@@ -89,14 +93,19 @@ def _weight_reason(name, args, kwargs):
     cache = getattr(G, "__networkx_cache__", None)
     key = ("gpumatch weight check", weight)
     if cache is not None and key in cache:
-        return cache[key]
+        return _reason_or_raise(cache[key])
     reason = None
+    import math
+
     import numpy as np
 
-    for _, _, w in G.edges(data=weight, default=1):
+    for u, v, w in G.edges(data=weight, default=1):
         t = type(w)
         if t is float or (isinstance(w, np.floating) and w.dtype.itemsize <= 8):
-            continue  # float64 holds these exactly; NaN and infinities raise ValueError later
+            if not math.isfinite(w):
+                reason = ("error", f"weight values must be finite; edge ({u!r}, {v!r}) has {w!r}")
+                break
+            continue  # float64 holds these exactly
         if (t is int or isinstance(w, np.integer)) and t is not bool:
             if abs(int(w)) > MAX_EXACT_INT:
                 reason = f"integer weight {w} is beyond 2**53, where float64 rounds (precision)"
@@ -109,6 +118,12 @@ def _weight_reason(name, args, kwargs):
             break
     if cache is not None:
         cache[key] = reason
+    return _reason_or_raise(reason)
+
+
+def _reason_or_raise(reason):
+    if isinstance(reason, tuple):
+        raise ValueError(reason[1])
     return reason
 
 

@@ -146,9 +146,51 @@ def test_plain_weights_run_on_the_backend():
     G.add_edge(3, 4, weight=2**53)
     assert BackendInterface.can_run("max_weight_matching", (G,), {}) is True
     G.add_edge(4, 5, weight=float("nan"))  # bad input: a clear error, not networkx's guess
-    assert BackendInterface.can_run("max_weight_matching", (G,), {}) is True
+    with pytest.raises(ValueError, match="finite"):
+        BackendInterface.can_run("max_weight_matching", (G,), {})
+    assert BackendInterface.can_run("max_weight_matching", (G, False, None), {}) is True
     with pytest.raises(ValueError, match="finite"):
         nx.max_weight_matching(G, backend="gpumatch")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -np.inf])
+def test_non_finite_weights_raise_on_every_call(bad):
+    # raised in the conversion, networkx would cache the failure: its next call
+    # on the graph then ran networkx's own code or raised NotImplementedError
+    G = nx.Graph([(0, 1, {"weight": bad}), (1, 2, {"weight": 1.0})])
+    calls = [
+        lambda: nx.max_weight_matching(G, backend="gpumatch"),
+        lambda: nx.max_weight_matching(G, maxcardinality=True, backend="gpumatch"),
+        lambda: nx.min_weight_matching(G, backend="gpumatch"),
+        lambda: nx.community.louvain_communities(G, seed=1, backend="gpumatch"),
+    ]
+    for call in calls + calls:
+        with pytest.raises(ValueError, match="finite"):
+            call()
+    with nx.config(backend_priority=["gpumatch"]):
+        for _ in range(2):
+            with pytest.raises(ValueError, match="finite"):
+                nx.max_weight_matching(G)
+    # weights not asked for are not looked at
+    assert len(nx.max_weight_matching(G, weight=None, backend="gpumatch")) == 1
+
+
+def test_weight_none_ignores_a_cached_weighted_conversion():
+    # networkx hands a function called with weight=None any conversion it
+    # cached, weights included; matching must count every edge as 1 then
+    G = nx.path_graph(4)
+    G[1][2]["weight"] = 3
+    G[0][1]["weight"] = -1
+    want = nx.max_weight_matching(G, weight=None)
+    assert len(want) == 2
+    for algorithm in (None, "suitor"):
+        kw = {} if algorithm is None else {"algorithm": algorithm}
+        nx.max_weight_matching(G, backend="gpumatch", **kw)  # caches the weighted graph
+        got = nx.max_weight_matching(G, weight=None, backend="gpumatch", **kw)
+        assert len(got) == 2 and nx.is_matching(G, got)
+    nx.min_weight_matching(G, backend="gpumatch")
+    got = nx.min_weight_matching(G, weight=None, backend="gpumatch")
+    assert len(got) == 2 and nx.is_matching(G, got)
 
 
 def test_integer_weights_beyond_2_53_never_rounded():
