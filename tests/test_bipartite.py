@@ -332,3 +332,22 @@ def test_cli_csv_and_errors(tmp_path, capsys):
     assert main(["bipartite", "-i", str(src)]) == 2
     assert "column 'source'" in capsys.readouterr().err
     assert main(["bipartite", "-i", str(tmp_path / "missing.csv")]) == 2
+
+
+def test_disconnected_before_not_bipartite():
+    # networkx checks connectivity first, wherever the odd cycle lies
+    for G in (nx.Graph([(0, 1), (1, 2), (2, 0)]), nx.Graph([(1, 2), (2, 3), (3, 1)])):
+        G.add_node(0 if 0 not in G else 3)
+        for f in (nx.bipartite.maximum_matching, nx.bipartite.eppstein_matching):
+            with pytest.raises(nx.AmbiguousSolution):
+                f(G)
+            with pytest.raises(nx.AmbiguousSolution):
+                f(G, backend="gpumatch")
+
+
+def test_to_vertex_cover_takes_pairs_either_way():
+    G = nx.complete_bipartite_graph(2, 3)
+    top = [0, 1]
+    for matching in ({0: 2, 1: 3}, {2: 0, 3: 1}, {0: 2, 2: 0, 3: 1, 1: 3}):
+        cover = nx.bipartite.to_vertex_cover(G, matching, top, backend="gpumatch")
+        assert cover == {0, 1}

@@ -386,6 +386,8 @@ def _nx_to_vertex_cover(G, matching, top_nodes=None):
         i, j = index.get(u, -1), index.get(v, -1)
         if i < 0 or j < 0:
             raise nx.NetworkXError(f"matching names a node not in G: {u!r} or {v!r}")
+        if col_of[i] < 0:
+            i, j = j, i  # a pair given bottom -> top
         if col_of[i] >= 0 and row_of[j] >= 0:
             cmatch[col_of[i]] = row_of[j]
             rmatch[row_of[j]] = col_of[i]

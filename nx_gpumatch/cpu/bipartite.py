@@ -765,10 +765,13 @@ def two_colour(n, indptr, indices):
     """Colour 1 for the first vertex of each component, alternating by BFS.
 
     Returns (colour int8, components, conflict): conflict is the first vertex
-    found with a neighbour of its own colour, or -1 (the graph is bipartite)."""
+    found with a neighbour of its own colour, or -1 (the graph is bipartite).
+    Every component is walked, conflict or not: networkx reports a
+    disconnected graph before an odd cycle."""
     colour = np.full(n, -1, np.int8)
     queue = np.empty(n, np.int64)
     comps = 0
+    conflict = -1
     for s in range(n):
         if colour[s] >= 0:
             continue
@@ -786,6 +789,6 @@ def two_colour(n, indptr, indices):
                     colour[u] = 1 - colour[v]
                     queue[tail] = u
                     tail += 1
-                elif colour[u] == colour[v]:
-                    return colour, comps, v
-    return colour, comps, -1
+                elif colour[u] == colour[v] and conflict < 0:
+                    conflict = v
+    return colour, comps, conflict
