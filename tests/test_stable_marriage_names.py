@@ -134,3 +134,15 @@ def test_short_and_long_names_agree(long_key):
         ids, status = csm.encode_names(sm._utf8(["x", miss]), sm._utf8(keys), len(keys), 2, 0, 1)
         assert status == (0 if miss in keys else 1) and ids.tolist()[0] == keys.index("x")
         assert ids.tolist()[1] == (keys.index(miss) if miss in keys else -1)
+
+
+def test_integer_names_beyond_int64_use_the_general_path():
+    big = 2**70
+    assert nx_gpumatch.stable_marriage({big: [0]}, {0: [big]}) == {big: 0}
+    assert nx_gpumatch.is_stable({big: 0}, {big: [0]}, {0: [big]})
+    # 2**63 is no man here: it must not wrap onto -2**63
+    with pytest.raises(ValueError, match="not among the men"):
+        nx_gpumatch.stable_marriage({-(2**63): [0]}, {0: [2**63]})
+    men = {-(2**63): [2**63 - 1], -(2**63) + 1: [2**63 - 1]}
+    women = {2**63 - 1: [-(2**63) + 1, -(2**63)]}
+    assert nx_gpumatch.stable_marriage(men, women) == {-(2**63) + 1: 2**63 - 1}

@@ -173,6 +173,9 @@ def _encode(prefs, index, who, other, parts=1):
     return ptr, choices
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def _encode_int_names(lists, index, total):
     """Vectorized encoding when the other side's names are integers over a
     compact range (the common programmatic case): one lookup table instead of a
@@ -181,7 +184,8 @@ def _encode_int_names(lists, index, total):
     if not index or total == 0:
         return None
     keys = np.fromiter(index, dtype=object, count=len(index))
-    if not all(type(k) is int for k in keys.tolist()):  # bools, floats, numpy scalars: general path
+    # bools, floats, numpy scalars, ints beyond int64: general path
+    if not all(type(k) is int and _INT64[0] <= k <= _INT64[1] for k in keys.tolist()):
         return None
     keys = keys.astype(np.int64)
     lo = int(keys.min())
@@ -198,9 +202,10 @@ def _encode_int_names(lists, index, total):
     # equality rules (1.0 == 1) and error messages are the reference.
     if flat.ndim != 1 or flat.shape[0] != total or flat.dtype.kind not in "iu":
         return None
-    flat = flat.astype(np.int64, copy=False) - lo
-    if flat.size and (flat.min() < 0 or flat.max() >= span):
+    # range first: uint64 entries past int64 would wrap in the subtraction
+    if flat.size and (int(flat.min()) < lo or int(flat.max()) >= lo + span):
         return None
+    flat = flat.astype(np.int64, copy=False) - lo
     lut = np.full(span, -1, np.int32)
     lut[keys - lo] = np.arange(len(keys), dtype=np.int32)
     choices = lut[flat]
@@ -282,6 +287,9 @@ def _dense_side(side, argname):
     return np.arange(rows + 1, dtype=np.int64) * k, np.ascontiguousarray(choices)
 
 
+_PLURAL = {"man": "men", "woman": "women"}
+
+
 def _check_side(csm, ptr, choices, n_other, parts, names, other_names, who, other):
     q = int(csm.first_bad_entry(ptr, choices, n_other, csm.row_bounds(ptr, parts)))
     if q < 0:
@@ -291,7 +299,8 @@ def _check_side(csm, ptr, choices, n_other, parts, names, other_names, who, othe
     person = row if names is None else names[row]
     if x < 0 or x >= n_other:
         raise ValueError(
-            f"{who} {person!r} ranks {other} {x}, but {other}s are numbered 0..{n_other - 1}"
+            f"{who} {person!r} ranks {other} {x}, but the {_PLURAL[other]} are numbered "
+            f"0..{n_other - 1}"
         )
     target = x if other_names is None else other_names[x]
     raise ValueError(f"{who} {person!r} ranks {target!r} twice")
