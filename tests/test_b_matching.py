@@ -370,3 +370,10 @@ def test_cli_subcommand(tmp_path, capsys):
     df = pd.read_csv(out)
     g = random_graph(500, 3000, seed=0)
     assert set(zip(df["source"], df["target"])) == pairs(g, b_matching(g, 2))
+
+
+def test_b_sequence_of_huge_unsigned_values_means_no_limit():
+    G = nx.star_graph(3)
+    b = np.array([2**64 - 1, 1, 1, 1], np.uint64)
+    got = b_matching(G, b)
+    assert is_b_matching(G, got, [3, 1, 1, 1]) and len(got) == 3

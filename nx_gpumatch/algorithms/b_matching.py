@@ -66,6 +66,8 @@ def b_values(graph, kind, G, b):
         if arr.dtype.kind not in "iu":
             for i, x in enumerate(arr.tolist()):
                 _b_value(x, graph.label(i))
+        if arr.dtype.kind == "u":
+            arr = np.minimum(arr, _B_MAX)  # (uint64 past int64 would wrap negative)
         arr = arr.astype(np.int64)
         if n and arr.min() < 0:
             i = int(np.argmin(arr))

@@ -91,7 +91,7 @@ def _b_local(b, part):
     if isinstance(b, numbers.Integral) and not isinstance(b, bool):
         if b < 0:
             raise ValueError(f"b must be a non-negative integer, got {b}")
-        arr = np.full(k, int(b), np.int64)
+        arr = np.full(k, min(int(b), _B_MAX), np.int64)
     else:
         if callable(b):
             arr = np.asarray(b(gids))
@@ -115,6 +115,8 @@ def _b_local(b, part):
                 or not np.all(np.isfinite(arr))
             ):
                 raise ValueError("b values must be non-negative integers")
+        if arr.dtype.kind in "uf":
+            arr = np.minimum(arr, _B_MAX)  # (past int64 they would wrap negative)
         arr = arr.astype(np.int64)
     if arr.size and arr.min() < 0:
         i = int(np.argmin(arr))
