@@ -368,7 +368,10 @@ class Graph:
 
     @classmethod
     def from_scipy(cls, A, *, absolute=False):
-        """Graph from a square scipy sparse matrix: a_ij != 0 off the diagonal is an edge.
+        """Graph from a square scipy sparse matrix: every stored entry off the
+        diagonal is an edge (an explicit zero too, weighing 0), as for
+        scipy.sparse.csgraph; duplicate entries of a COO matrix are summed, as
+        scipy sums them.
 
         The pattern is symmetrized; when a_ij and a_ji differ the heavier is kept.
         """
@@ -378,7 +381,8 @@ class Graph:
             raise ValueError("expected a scipy sparse matrix or array")
         if A.shape[0] != A.shape[1]:
             raise ValueError(f"adjacency matrix must be square, got shape {A.shape}")
-        coo = A.tocoo()
+        coo = A.tocoo(copy=True)
+        coo.sum_duplicates()
         data = np.abs(coo.data) if absolute else coo.data
         return cls.from_arrays(coo.row, coo.col, data, num_nodes=A.shape[0], duplicates="max")
 

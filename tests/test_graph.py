@@ -192,3 +192,16 @@ def test_derived_data_is_owned_by_the_graph():
     assert g.find_edges([1, 3, 0], [0, 2, 2]).tolist() == [0, 2, -1]
     with pytest.raises(ValueError, match=r"\(0, 2\) is not an edge"):
         g.edge_ids([0], [2])
+
+
+def test_from_scipy_sums_coo_duplicates_as_scipy_does():
+    row, col, val = [0, 0, 1, 2], [1, 1, 2, 3], [1.0, 2.5, 1.0, 2.0]
+    coo = sp.coo_array((val, (row, col)), shape=(4, 4))
+    before = coo.data.copy()
+    g, h = Graph.from_scipy(coo), Graph.from_scipy(coo.tocsr())
+    np.testing.assert_array_equal(coo.data, before)  # the caller's matrix is left alone
+    for x in (g, h):
+        np.testing.assert_array_equal(x.edge_weight, [3.5, 1.0, 2.0])
+    # a stored zero is an edge of weight 0, as in scipy.sparse.csgraph
+    z = Graph.from_scipy(sp.csr_array(([0.0], ([0], [1])), shape=(2, 2)))
+    assert z.num_edges == 1 and z.edge_weight[0] == 0.0
