@@ -375,6 +375,18 @@ class Graph:
 
         The pattern is symmetrized; when a_ij and a_ji differ the heavier is kept.
         """
+        return cls._from_sparse(A, absolute=absolute, sum_duplicates=True)
+
+    @classmethod
+    def from_mtx(cls, path):
+        """Graph from a Matrix Market file, as the SuiteSparse inputs are used for
+        matching: the diagonal is ignored and |a_ij| is the weight. A line that
+        repeats a coordinate is one more candidate value: the largest |a_ij|
+        is kept, as ``nx_gpumatch.distributed.read_mtx`` keeps it."""
+        return cls._from_sparse(_mmread(path), absolute=True, sum_duplicates=False)
+
+    @classmethod
+    def _from_sparse(cls, A, *, absolute, sum_duplicates):
         import scipy.sparse as sp
 
         if not sp.issparse(A):
@@ -382,15 +394,10 @@ class Graph:
         if A.shape[0] != A.shape[1]:
             raise ValueError(f"adjacency matrix must be square, got shape {A.shape}")
         coo = A.tocoo(copy=True)
-        coo.sum_duplicates()
+        if sum_duplicates:
+            coo.sum_duplicates()
         data = np.abs(coo.data) if absolute else coo.data
         return cls.from_arrays(coo.row, coo.col, data, num_nodes=A.shape[0], duplicates="max")
-
-    @classmethod
-    def from_mtx(cls, path):
-        """Graph from a Matrix Market file, as the SuiteSparse inputs are used for
-        matching: the diagonal is ignored and |a_ij| is the weight."""
-        return cls.from_scipy(_mmread(path), absolute=True)
 
     @classmethod
     def from_any(cls, obj, weight="weight"):

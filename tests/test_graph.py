@@ -205,3 +205,12 @@ def test_from_scipy_sums_coo_duplicates_as_scipy_does():
     # a stored zero is an edge of weight 0, as in scipy.sparse.csgraph
     z = Graph.from_scipy(sp.csr_array(([0.0], ([0], [1])), shape=(2, 2)))
     assert z.num_edges == 1 and z.edge_weight[0] == 0.0
+
+
+def test_from_mtx_keeps_the_largest_of_repeated_lines(tmp_path):
+    path = tmp_path / "g.mtx"
+    path.write_text(
+        "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 2 -1.5\n1 2 2.0\n2 1 -0.5\n2 3 1\n"
+    )
+    g = Graph.from_mtx(path)
+    np.testing.assert_array_equal(g.edge_weight, [2.0, 1.0])
