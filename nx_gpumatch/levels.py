@@ -28,7 +28,9 @@ order) and has:
   itself or one it hands the level to (the GPU engine hands small levels to
   the CPU engine);
 * ``refine(comm, salt)`` (Leiden): the refined partition of comm, drawn with
-  the refinement count ``salt``.
+  the refinement count ``salt``;
+* ``split(comm)`` (Leiden): comm with every community cut into the connected
+  parts of the subgraph it induces (ids below ``n``).
 
 This module imports no engine: engines import it.
 """
@@ -146,6 +148,7 @@ def _leiden_pass(engine, init, salt, first):
     labels = xp.arange(engine.n, dtype=np.int32)  # input vertex -> vertex of this level
     last = init
     q_last = None
+    cut = False  # the level goes on from its partition cut into connected parts
     for _ in range(MAX_LEVELS):
         nv = engine.n
         comm, q, moves, sweeps = engine.move(init)
@@ -158,19 +161,30 @@ def _leiden_pass(engine, init, salt, first):
             salt += 1
         subs = engine.renumber(ref)
         rid, K = subs[0], subs[1]
-        if q_last is None or moves:
+        if q_last is None or moves or cut:
             last = engine.host(pid[comm[labels]])
             q_last = float(q)
-            if moves or first:
+            if moves or first or cut:
                 info = _info(nv, engine.arcs // 2, q_last, moves, sweeps)
                 info["refined"] = int(K)
                 yield last, info
             first = False
+        cut = False
         if kp == nv:
             break  # the communities are the refined ones of the level before
         if K == nv:
-            # Refinement merged nothing and the level would repeat: aggregate
-            # on P itself (Louvain's step) so that the method goes on.
+            # Refinement merged nothing, so the level would repeat. Local
+            # moving never moves a vertex to an empty community, so a community
+            # of P can be disconnected here (its parts are not well connected,
+            # so refinement never joins them): cut P into connected parts, which
+            # never lowers modularity, and move on this level from there.
+            # Otherwise aggregate on P itself (Louvain's step): its communities
+            # are connected, so the new vertices are too.
+            pieces = engine.split(comm)
+            if int(engine.renumber(pieces)[1]) > kp:
+                init = pieces
+                cut = True
+                continue
             ref, rid, K, subs = comm, pid, kp, parts
         nxt = xp.empty(K, np.int32)
         nxt[rid[ref]] = pid[comm]

@@ -332,6 +332,33 @@ def test_leiden_run_equals_cpu_and_is_connected(sweep_rel_tol):
     assert gpu[-1][1]["modularity"] > 0.4
 
 
+def test_leiden_cuts_disconnected_communities_as_cpu(monkeypatch):
+    """Where refinement merges nothing the level goes on from its partition
+    cut into connected parts (see levels._leiden_pass): both engines cut, and
+    agree."""
+    cuts = []
+    for cls in (cle.LeidenEngine, gle.LeidenEngine):
+
+        def split(self, comm, _split=cls.split):
+            parts = _split(self, comm)
+            cuts.append(np.unique(np.asarray(parts)).size > np.unique(np.asarray(comm)).size)
+            return parts
+
+        monkeypatch.setattr(cls, "split", split)
+    star = [(0, v, w) for v, w in zip(range(1, 9), (1, 1, 3, 1, 2, 2, 1, 1))]
+    star += [(8, v, w) for v, w in zip(range(9, 15), (1, 3, 1, 2, 2, 1))]
+    e = np.array(star)
+    stars = Graph.from_arrays(e[:, 0], e[:, 1], e[:, 2].astype(float), num_nodes=15)
+    for key in (9, 10, 18):  # keys and orders that leave two unlinked leaves together
+        kw = dict(key=key, order=np.random.default_rng(key).permutation(15), resolution=3.0)
+        kw.update(sequential_arcs=0, max_passes=2)
+        cpu = levels(cle.leiden_levels, stars, **kw)
+        gpu = levels(gle.leiden_levels, stars, backend="emulate", **kw)
+        assert cpu == gpu
+        assert is_connected_partition(stars, gpu[-1][0])
+    assert sum(cuts) >= 2  # both engines cut something
+
+
 def test_leiden_float_weights_close_to_cpu():
     """Float weights: sums may differ in their last bits from the CPU's, so
     the quality is compared, and every community is still connected."""

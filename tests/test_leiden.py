@@ -64,6 +64,37 @@ def test_connected_where_louvain_splits_a_community():
     assert _modularity(g, leiden) >= _modularity(g, louvain)
 
 
+# Two stars joined at a leaf, weighted: at resolution 3 local moving leaves
+# two unlinked leaves of vertex 0 in one community that refinement cannot
+# join, and a level that went on from it returned them together.
+_STARS = [(0, 1, 1), (0, 2, 1), (0, 3, 3), (0, 4, 1), (0, 5, 2), (0, 6, 2), (0, 7, 1)]
+_STARS += [(0, 8, 1), (8, 9, 1), (8, 10, 3), (8, 11, 1), (8, 12, 2), (8, 13, 2), (8, 14, 1)]
+
+
+def test_connected_where_refinement_merges_nothing(monkeypatch):
+    cuts = []
+
+    def split(self, comm, _split=cd.LeidenEngine.split):
+        parts = _split(self, comm)
+        cuts.append(np.unique(parts).size > np.unique(comm).size)
+        return parts
+
+    monkeypatch.setattr(cd.LeidenEngine, "split", split)
+    G = nx.Graph()
+    G.add_weighted_edges_from(_STARS)
+    for seed in range(40):
+        for resolution in (3, 5):
+            for passes in (1, None):
+                comms = gm.leiden_communities(G, seed=seed, resolution=resolution, passes=passes)
+                assert all(nx.is_connected(G.subgraph(c)) for c in comms), (seed, comms)
+    assert sum(cuts) > 10  # the runs went through the cut
+    cuts.clear()
+    assert gm.leiden_communities(G, seed=37, resolution=3) == gm.leiden_communities(
+        G, seed=37, resolution=3, threads=1
+    )
+    assert cuts
+
+
 _SET = [
     # n, communities, intra / inter neighbours per vertex, weights
     (300, 10, 3, 1, None),

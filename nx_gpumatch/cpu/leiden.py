@@ -271,6 +271,22 @@ _refine_1 = cl._serial_twin(
 )
 
 
+def connected_parts(indptr, indices, comm):
+    """comm with every community cut into the connected parts of the
+    subgraph it induces: int32 ids below n. Rarely needed (see
+    :func:`nx_gpumatch.levels._leiden_pass`), so scipy's components do it."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    n = indptr.shape[0] - 1
+    tail = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
+    inside = comm[tail] == comm[indices]
+    A = sp.csr_array(
+        (np.ones(int(inside.sum()), np.int8), (tail[inside], indices[inside])), shape=(n, n)
+    )
+    return connected_components(A, directed=False)[1].astype(np.int32)
+
+
 class LeidenEngine(cl.LouvainEngine):
     """The CPU engine of the Leiden loop (:func:`nx_gpumatch.levels.leiden`):
     the Louvain engine, with lead sweeps only where local moving starts from
@@ -320,6 +336,9 @@ class LeidenEngine(cl.LouvainEngine):
         0.65225."""
         self._lead = self._first_lead if init is None else 0
         return super().move(init)
+
+    def split(self, comm):
+        return connected_parts(self.indptr, self.indices, comm)
 
     def refine(self, comm, salt):
         """:func:`refine` of the current level, on the threads of the last

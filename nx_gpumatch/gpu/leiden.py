@@ -37,7 +37,7 @@ from nx_gpumatch import levels
 from nx_gpumatch.cpu import leiden as cpu_leiden
 from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.gpu import louvain as gl
-from nx_gpumatch.gpu._launch import get_module
+from nx_gpumatch.gpu._launch import get_module, to_host
 
 __all__ = ["leiden_levels", "LeidenEngine", "refine"]
 
@@ -133,6 +133,13 @@ class LeidenEngine(gl.LouvainEngine):
         )
         self.kernels = (self.mod, get_module("leiden", backend))
         self.key = int(key) & (2**64 - 1)
+
+    def split(self, comm):
+        """The CPU engine's :func:`~nx_gpumatch.cpu.leiden.connected_parts`
+        on host copies: a rare step (see :func:`nx_gpumatch.levels._leiden_pass`)."""
+        g = self.g
+        parts = cpu_leiden.connected_parts(g.indptr_host, to_host(g.indices), to_host(comm))
+        return self.xp.asarray(parts)
 
     def refine(self, comm, salt):
         return refine(
