@@ -40,13 +40,13 @@ def _as_weights(w, m, what="weight"):
         elif arr.dtype.kind == "b":
             raise ValueError(f"{what} values must be real numbers, got booleans")
         else:
-            if arr.dtype.kind in "iu" and arr.size and _too_big(arr):
-                for x in arr.ravel()[np.abs(arr.ravel().astype(np.float64)) > MAX_EXACT_INT]:
+            if arr.dtype.kind in "iu":
+                for x in _beyond_exact(arr.ravel()):
                     _number(int(x), what)
             arr = arr.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(
-            f"{exc}" if "values" in str(exc) else f"{what} values must be numbers: {exc}"
+            f"{exc}" if str(exc).startswith(what) else f"{what} values must be numbers: {exc}"
         ) from None
     if arr.shape != (m,):
         raise ValueError(f"expected {m} {what} values, got shape {arr.shape}")
@@ -57,10 +57,16 @@ def _as_weights(w, m, what="weight"):
     return arr
 
 
-def _too_big(arr):
-    if arr.dtype.kind == "u":
-        return int(arr.max()) > MAX_EXACT_INT
-    return int(arr.max()) > MAX_EXACT_INT or int(arr.min()) < -MAX_EXACT_INT
+def _beyond_exact(arr):
+    """The entries of a 1-D integer array beyond +-2**53, compared in its own dtype
+    (in float64, 2**53 + 1 would round to 2**53 and pass)."""
+    if arr.dtype.itemsize < 8:
+        return arr[:0]
+    lim = arr.dtype.type(MAX_EXACT_INT)
+    big = arr > lim
+    if arr.dtype.kind == "i":
+        big |= arr < -lim
+    return arr[big]
 
 
 def _number(x, what):
@@ -70,7 +76,8 @@ def _number(x, what):
     if isinstance(x, bool) or not isinstance(x, (numbers.Real, decimal.Decimal)):
         raise ValueError(f"{what} values must be real numbers, got {x!r} ({type(x).__name__})")
     f = float(x)
-    if math.isfinite(f) and f != x:
+    # As a Python int, x compares exactly; numpy would compare its integers in float64.
+    if math.isfinite(f) and f != (int(x) if isinstance(x, numbers.Integral) else x):
         raise ValueError(
             f"{what} value {x!r} ({type(x).__name__}) has no exact float64 value; rounding it "
             "could change which edge is heavier (integer weights must lie within +-2**53)"
@@ -334,11 +341,16 @@ class Graph:
         """(Graph, row of df that defined each edge)."""
         import pandas as pd
 
+        if not hasattr(df, "columns"):
+            raise TypeError(f"expected a pandas DataFrame edge list, got {type(df).__name__}")
         for col in (source, target):
             if col not in df.columns:
                 raise ValueError(f"column {col!r} not in DataFrame (columns: {list(df.columns)})")
         if weight is not None and weight not in df.columns:
             weight = None
+        for col in {source, target, weight} - {None}:
+            if list(df.columns).count(col) > 1:
+                raise ValueError(f"the DataFrame has more than one column named {col!r}")
         s = df[source].to_numpy()
         t = df[target].to_numpy()
         for col, a in ((source, s), (target, t)):
@@ -383,21 +395,29 @@ class Graph:
         matching: the diagonal is ignored and |a_ij| is the weight. A line that
         repeats a coordinate is one more candidate value: the largest |a_ij|
         is kept, as ``nx_gpumatch.distributed.read_mtx`` keeps it."""
-        return cls._from_sparse(_mmread(path), absolute=True, sum_duplicates=False)
+        return cls._from_sparse(_mmread(path), absolute=True, sum_duplicates=False, diagonal=False)
 
     @classmethod
-    def _from_sparse(cls, A, *, absolute, sum_duplicates):
+    def _from_sparse(cls, A, *, absolute, sum_duplicates, diagonal=True):
         import scipy.sparse as sp
 
         if not sp.issparse(A):
             raise ValueError("expected a scipy sparse matrix or array")
-        if A.shape[0] != A.shape[1]:
-            raise ValueError(f"adjacency matrix must be square, got shape {A.shape}")
+        if len(A.shape) != 2 or A.shape[0] != A.shape[1]:
+            raise ValueError(f"expected a 2-D square adjacency matrix, got shape {A.shape}")
         coo = A.tocoo(copy=True)
         if sum_duplicates:
             coo.sum_duplicates()
-        data = np.abs(coo.data) if absolute else coo.data
-        return cls.from_arrays(coo.row, coo.col, data, num_nodes=A.shape[0], duplicates="max")
+        row, col, data = coo.row, coo.col, coo.data
+        if not diagonal:
+            off = row != col
+            row, col, data = row[off], col[off], data[off]
+        if absolute and data.dtype.kind == "i":
+            # |int64 min| wraps in int64 but is exact once cast to uint64.
+            data = np.abs(data.astype(np.int64)).astype(np.uint64)
+        elif absolute:
+            data = np.abs(data)
+        return cls.from_arrays(row, col, data, num_nodes=A.shape[0], duplicates="max")
 
     @classmethod
     def from_any(cls, obj, weight="weight"):

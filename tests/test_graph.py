@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nx_gpumatch import Graph
+from nx_gpumatch import Graph, louvain_communities, max_weight_matching
 from nx_gpumatch.cpu.csr import edge_order
 
 
@@ -214,3 +214,82 @@ def test_from_mtx_keeps_the_largest_of_repeated_lines(tmp_path):
     )
     g = Graph.from_mtx(path)
     np.testing.assert_array_equal(g.edge_weight, [2.0, 1.0])
+
+
+B = 2**53
+
+
+def _nx_weights(*ws):
+    G = nx.Graph()
+    for k, w in enumerate(ws):
+        G.add_edge(k, k + 1, weight=w)
+    return G
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: max_weight_matching(
+            pd.DataFrame({"source": [0, 1], "target": [1, 2], "weight": [B, B + 1]})
+        ),
+        lambda: max_weight_matching(_nx_weights(np.int64(2**60), np.int64(2**60 + 1))),
+        lambda: Graph.from_networkx(_nx_weights(np.int64(-B - 1))),
+        lambda: Graph.from_networkx(_nx_weights(np.uint64(2**64 - 1))),
+        lambda: Graph.from_scipy(sp.coo_array((np.array([B, B + 1]), ([0, 1], [1, 2])), (3, 3))),
+        lambda: Graph.from_arrays([0], [1], [-(B + 1)]),
+        lambda: Graph.from_arrays([0, 1], [1, 2], np.array([2**60, B + 1], np.uint64)),
+        lambda: Graph.from_scipy(sp.csr_array(np.array([[0, -B - 1], [0, 0]])), absolute=True),
+    ],
+    ids=["pandas", "nx-int64", "nx-negative", "nx-uint64", "scipy", "arrays", "uint64", "abs"],
+)
+def test_integers_just_beyond_2_53_raise(build):
+    # float64 rounds 2**53 + 1 to 2**53: compared as floats, they pass
+    with pytest.raises(ValueError, match="exact float64"):
+        build()
+
+
+def test_integers_up_to_2_53_and_exact_ones_are_kept():
+    w = np.array([B, -B, -(2**63)], np.int64)  # -2**63 is a float64 too
+    assert Graph.from_arrays([0, 1, 2], [1, 2, 3], w).edge_weight.tolist() == w.tolist()
+    g = Graph.from_networkx(_nx_weights(np.int64(B), np.uint64(B), np.int64(-B)))
+    assert g.edge_weight.tolist() == [B, B, -B]
+
+
+def test_from_mtx_ignores_the_diagonal_from_scipy_keeps_it(tmp_path):
+    G = nx.Graph([(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])
+    A = nx.to_scipy_sparse_array(G, nodelist=range(6)) + sp.diags_array([100.0] * 6)
+    path = tmp_path / "d.mtx"
+    scipy.io.mmwrite(str(path), A, symmetry="symmetric")
+    g = Graph.from_mtx(path)
+    assert not g.has_loop.any() and not g.loop_weight.any()
+    assert _edges(g) == {frozenset(e): 1.0 for e in G.edges}
+    labels = np.asarray(louvain_communities(g, seed=1))
+    assert len(set(labels[:3].tolist())) == 1 and labels[0] != labels[3]
+    assert Graph.from_scipy(A).loop_weight.tolist() == [100.0] * 6
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_absolute_value_of_the_smallest_integer(dtype):
+    low = int(np.iinfo(dtype).min)
+    g = Graph.from_scipy(sp.csr_array(np.array([[0, low], [low, 0]], dtype)), absolute=True)
+    assert g.edge_weight.tolist() == [-low]
+
+
+def test_one_dimensional_sparse_array_is_refused():
+    A = sp.coo_array(np.array([1, 2]))
+    with pytest.raises(ValueError, match="2-D square"):
+        Graph.from_scipy(A)
+    with pytest.raises(ValueError, match="2-D square"):
+        Graph.from_any(A)
+
+
+def test_from_pandas_refuses_what_is_not_an_edge_list():
+    for bad in ({"source": [0], "target": [1]}, pd.Series([1, 2])):
+        with pytest.raises(TypeError, match="expected a pandas DataFrame"):
+            Graph.from_pandas(bad)
+    df = pd.DataFrame([[0, 1, 2.0, 3.0]], columns=["source", "target", "weight", "weight"])
+    with pytest.raises(ValueError, match="more than one column named 'weight'"):
+        Graph.from_pandas(df)
+    df.columns = ["source", "source", "target", "weight"]
+    with pytest.raises(ValueError, match="more than one column named 'source'"):
+        Graph.from_pandas(df)
