@@ -13,6 +13,9 @@ import scipy.sparse as sp
 def run(*args):
     exe = shutil.which("nx-gpumatch")
     cmd = [exe] if exe else [sys.executable, "-m", "nx_gpumatch.cli"]
+    if args[0] in GRAPH_COMMANDS:  # options follow the subcommand
+        cmd.append(args[0])
+        args = args[1:]
     out = subprocess.run(
         cmd + ["--no-progress", *args], capture_output=True, text=True, timeout=600
     )
@@ -55,6 +58,63 @@ def test_csv_edge_list_input(tmp_path):
     )
     out = run("--input", str(path), "--source", "a", "--target", "b", "--weight", "c")
     assert "1 edges, weight 3" in out
+
+
+@pytest.mark.parametrize("ext", [".MTX", ".mtx.gz", ".Mtx.GZ"])
+def test_mtx_extension_any_case(tmp_path, ext):
+    import gzip
+
+    path = tmp_path / f"a{ext}"
+    scipy.io.mmwrite(str(tmp_path / "a.mtx"), sp.coo_array(([2.0], ([1], [0])), shape=(3, 3)))
+    data = (tmp_path / "a.mtx").read_bytes()
+    path.write_bytes(gzip.compress(data) if ext.lower().endswith(".gz") else data)
+    assert "3 vertices, 1 edges" in run("--input", str(path))
+
+
+def _edgeless_inputs(tmp_path):
+    header = tmp_path / "header.csv"
+    header.write_text("source,target,weight\n")
+    mtx = tmp_path / "nnz0.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate real general\n5 5 0\n")
+    return {
+        "generated": ["-n", "5", "-m", "0"],
+        "no-vertices": ["-n", "0", "-m", "0"],
+        "leiden": ["--leiden", "-n", "5", "-m", "0"],
+        "header-only-csv": ["--input", str(header)],
+        "nnz0-mtx": ["--input", str(mtx)],
+    }
+
+
+@pytest.mark.parametrize(
+    "case", ["generated", "no-vertices", "leiden", "header-only-csv", "nnz0-mtx"]
+)
+def test_louvain_edgeless_graph(tmp_path, case):
+    argv = _edgeless_inputs(tmp_path)[case]
+    out = run("louvain", *argv)
+    k = 0 if case in ("no-vertices", "header-only-csv") else 5
+    assert f"result       {k} communities, modularity 0.000000" in out
+    assert "comparison skipped: total edge weight 0" in out
+
+
+def test_louvain_zero_weight_edges(edges_csv, tmp_path):
+    path = tmp_path / "z.csv"
+    pd.read_csv(edges_csv).assign(weight=0.0).to_csv(path, index=False)
+    out = run("louvain", "--input", str(path))
+    assert "4 communities, modularity 0.000000" in out and "comparison skipped" in out
+
+
+def test_compare_max_edges_0_never_compares(tmp_path):
+    loops = tmp_path / "loops.csv"  # no edges, but weight on self-loops
+    loops.write_text("source,target,weight\n0,0,2\n1,1,3\n")
+    out = run("louvain", "--input", str(loops), "--compare-max-edges", "0")
+    assert "comparison skipped: --compare-max-edges 0" in out
+    out = run("-n", "5", "-m", "0", "--compare-max-edges", "0")
+    assert "comparison skipped: --compare-max-edges 0" in out
+
+
+def test_rmat_without_edges():
+    out = run("--generate", "rmat", "-n", "0", "-m", "0")
+    assert "2 vertices, 0 edges" in out  # -n rounded up to a power of 2, at least 2
 
 
 # ------------------------------------------------------------------ bad input
@@ -166,6 +226,21 @@ def test_bad_generator_options(capsys, cmd):
     assert "invalid choice" in _error(capsys, cmd, "--generate", "rndom")
     msg = _error(capsys, cmd, *_quiet(cmd), "--generate", "geometric", "-n", "20", "-m", "50")
     assert "-m does not apply" in msg
+
+
+@pytest.mark.parametrize("cmd", GRAPH_COMMANDS)
+def test_bad_graph_sizes_and_seed(capsys, cmd):
+    assert "-n must be at least 1 when -m > 0" in _error(capsys, cmd, *_quiet(cmd), "-n", "0")
+    msg = _error(capsys, cmd, *_quiet(cmd), "--generate", "delaunay", "-n", "2")
+    assert "--generate delaunay needs -n of at least 3" in msg
+    assert "--seed" in _error(capsys, cmd, "--seed", "-3")
+    if cmd != "b-matching":
+        assert "--compare-max-edges" in _error(capsys, cmd, "--compare-max-edges", "-1")
+
+
+def test_negative_seed_of_red_blue(capsys):
+    msg = _error(capsys, "match", "-a", "red_blue", "--seed", "-3", "-n", "30", "-m", "60")
+    assert "--seed" in msg and "non-negative" in msg
 
 
 def test_stable_marriage_repeat_and_kind(capsys):

@@ -90,9 +90,16 @@ def load_graph(args, progress):
 
     if args.input:
         progress.set_description(f"reading {args.input}")
-        if args.input.endswith(".mtx") or args.input.endswith(".mtx.gz"):
+        name = args.input.lower()
+        if name.endswith((".mtx", ".mtx.gz")):
             if given(args, "weight"):
                 raise CliError("--weight names a CSV column; a .mtx file carries its own weights")
+            if name.endswith(".gz"):
+                import gzip
+
+                # scipy decompresses only a lower-case ".gz"
+                with gzip.open(args.input, "rb") as f:
+                    return Graph.from_mtx(f)
             return Graph.from_mtx(args.input)
         import pandas as pd
 
@@ -110,12 +117,17 @@ def load_graph(args, progress):
         return Graph.from_pandas(df, source=args.source, target=args.target, weight=weight)
     if given(args, "m") and args.generate not in TAKES_M:
         raise CliError(f"-m does not apply to --generate {args.generate} (it places -n points)")
+    if args.generate in TAKES_M and args.n == 0 and args.m > 0:
+        raise CliError(f"-n must be at least 1 when -m > 0 (-m is {args.m})")
+    if args.generate == "delaunay" and args.n < 3:
+        raise CliError(f"--generate delaunay needs -n of at least 3 (a triangle), got {args.n}")
     progress.set_description(f"generating {args.generate} graph")
     if args.generate == "random":
         return generators.random_graph(args.n, args.m, seed=args.seed)
     if args.generate == "rmat":
         scale = max(1, int(np.ceil(np.log2(max(args.n, 2)))))
-        return generators.rmat(scale, max(1, args.m // (1 << scale)), seed=args.seed)
+        factor = max(1, args.m // (1 << scale)) if args.m else 0
+        return generators.rmat(scale, factor, seed=args.seed)
     if args.generate == "geometric":
         return generators.random_geometric(args.n, seed=args.seed)
     return generators.delaunay(args.n, seed=args.seed)
@@ -138,7 +150,7 @@ def add_engine_arguments(p):
 def add_graph_arguments(p, n=1000, m=5000):
     g = p.add_argument_group("input graph")
     g.add_argument(
-        "--input", "-i", help=".mtx file or edge-list .csv (header row); default: generate one"
+        "--input", "-i", help=".mtx(.gz) file or edge-list .csv (header row); default: generate one"
     )
     g.add_argument(
         "--generate",
@@ -147,18 +159,24 @@ def add_graph_arguments(p, n=1000, m=5000):
         help="generator when no --input (default: random)",
     )
     g.add_argument(
-        "-n", type=nonnegative_int, default=n, help=f"vertices of the generated graph (default {n})"
+        "-n",
+        type=nonnegative_int,
+        default=n,
+        help=f"vertices of the generated graph (default {n}; rmat: rounded up to a power of 2, "
+        "at least 2; delaunay: at least 3)",
     )
     g.add_argument(
         "-m",
         type=nonnegative_int,
         default=m,
         action=Given,
-        help=f"edges drawn by the random and rmat generators (default {m})",
+        help=f"edges drawn by the random and rmat generators, self-loops and repeats then "
+        f"dropped (default {m}; rmat: rounded down to a multiple of the vertices, at least "
+        "one per vertex unless 0)",
     )
     g.add_argument(
         "--seed",
-        type=int,
+        type=nonnegative_int,
         default=0,
         action=Given,
         help="seed of the generator (and of randomized algorithms; default 0)",
