@@ -617,6 +617,13 @@ def test_dispatch_matches_package_api():
     assert a == b
     c = list(nx.community.louvain_partitions(G, seed=11, backend="gpumatch"))
     assert c[-1] == a
+    # networkx wraps numpy generators before dispatching: drawn from as the
+    # package draws from them (a RandomState was refused)
+    for make in (np.random.RandomState, np.random.default_rng):
+        a = nx.community.louvain_communities(G, seed=make(5), backend="gpumatch")
+        assert a == gm.louvain_communities(G, seed=make(5))
+        c = list(nx.community.louvain_partitions(G, seed=make(5), backend="gpumatch"))
+        assert c[-1] == a
 
 
 def test_empty_and_edgeless():

@@ -154,6 +154,13 @@ def _seed_key(seed):
     """A 64-bit key drawn from the seed (None for None)."""
     if seed is None:
         return None
+    inner = getattr(seed, "_rng", None)
+    if type(seed).__module__.startswith("networkx") and isinstance(
+        inner, (np.random.Generator, np.random.RandomState)
+    ):
+        # networkx's seed decorator wraps numpy generators: draw as from the
+        # generator itself, so a dispatched call equals the package's own
+        seed = inner
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         seed = random.Random(int(seed))
     if isinstance(seed, random.Random):
