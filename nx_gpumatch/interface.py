@@ -51,9 +51,14 @@ class BackendInterface:
 
         Weights the backend cannot hold exactly in float64 (Decimal, Fraction,
         integers beyond 2**53, booleans, strings) are refused for every function; a
-        module may refuse more with its own ``can_run(name, args, kwargs)``."""
+        module may refuse more with its own ``can_run(name, args, kwargs)``. Where
+        networkx has no implementation to hand a refused call to (the module's
+        ``without_fallback(name)`` is true), the refusal raises ValueError instead."""
         reason = _weight_reason(name, args, kwargs)
         if reason is not None:
+            if name in _NO_FALLBACK and _NO_FALLBACK[name](name):
+                # networkx would only say "not implemented by 'gpumatch'"
+                raise ValueError(f"gpumatch cannot run {name} on this input: {reason}")
             return reason
         check = _CAN_RUN.get(name)
         return True if check is None else check(name, args, kwargs)
@@ -149,6 +154,7 @@ warnings.filterwarnings(
 
 
 _CAN_RUN = {}
+_NO_FALLBACK = {}
 # What a function makes of a MultiGraph's parallel edges (its module's
 # PARALLEL_EDGES, passed to Graph.from_networkx); unnamed: it takes none.
 _PARALLEL = {}
@@ -160,6 +166,8 @@ for _name, _info in FUNCTIONS.items():
     setattr(BackendInterface, _name, staticmethod(_func))
     if hasattr(_mod, "can_run"):
         _CAN_RUN[_name] = _mod.can_run
+    if hasattr(_mod, "without_fallback"):
+        _NO_FALLBACK[_name] = _mod.without_fallback
     if hasattr(_mod, "PARALLEL_EDGES"):
         _PARALLEL[_name] = _mod.PARALLEL_EDGES
 del _name, _info, _mod, _func

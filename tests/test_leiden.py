@@ -2,6 +2,8 @@
 partitions of all nodes, networkx's dispatch and the package's own entry
 points, reproducibility and thread-count independence."""
 
+from fractions import Fraction
+
 import networkx as nx
 import numpy as np
 import pandas as pd
@@ -10,6 +12,7 @@ import scipy.sparse as sp
 
 import nx_gpumatch as gm
 from nx_gpumatch import Graph, generators, gpu
+from nx_gpumatch.algorithms import leiden as front
 from nx_gpumatch.cpu import leiden as cd
 from nx_gpumatch.cpu import louvain as cl
 
@@ -126,8 +129,6 @@ def test_reported_modularity_rises():
     from one to the next. (Unlike Louvain's, Leiden's levels need not nest: a
     level moves refined parts of the communities before it.)"""
     g, _ = generators.planted_partition(3000, 30, 3, 1.5, seed=2, weights="uniform")
-    from nx_gpumatch.algorithms import leiden as front
-
     prev = -1.0
     passes = set()
     for lab, info in front.levels(g, seed=5, progress=False):
@@ -420,11 +421,19 @@ def test_dispatch_refuses_what_it_cannot_run():
     H.add_edge(0, 1, weight=-2.0)
     with pytest.raises(ValueError, match="negative weight"):
         nx.community.leiden_communities(H, backend="gpumatch")
-    H = nx.Graph([(0, 1), (1, 2)])
-    H.add_edge(2, 3, weight=True)
-    # bool weights are refused for every function before Leiden's own check
-    with pytest.raises((ValueError, NotImplementedError)):
-        list(nx.community.leiden_partitions(H, backend="gpumatch"))
+    # Weights float64 cannot hold are refused for every function; with no Leiden
+    # of networkx's own to hand them to, the refusal says why.
+    own = front.networkx_implements_leiden()
+    for w in (True, Fraction(1, 3), 2**53 + 1):
+        H = nx.Graph([(0, 1), (1, 2)])
+        H.add_edge(2, 3, weight=w)
+        for call in (nx.community.leiden_communities, nx.community.leiden_partitions):
+            if own:  # networkx runs its own Leiden, or refuses the explicit backend
+                with pytest.raises(NotImplementedError):
+                    list(call(H, backend="gpumatch"))
+            else:
+                with pytest.raises(ValueError, match="gpumatch cannot run .* weight"):
+                    list(call(H, backend="gpumatch"))
 
 
 # ------------------------------------------------------------ command line

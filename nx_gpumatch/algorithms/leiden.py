@@ -276,6 +276,11 @@ def networkx_implements_leiden():
     return func is not None and "metric" in inspect.signature(func.orig_func).parameters
 
 
+def without_fallback(name):
+    """networkx before 3.7 has no Leiden to hand a refused call to."""
+    return not networkx_implements_leiden()
+
+
 def can_run(name, args, kwargs):
     """Where networkx has its own Leiden (3.7+), every call stays with it.
     Before that networkx has no Leiden to hand inputs to, so those the engine
