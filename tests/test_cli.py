@@ -243,6 +243,12 @@ def test_negative_seed_of_red_blue(capsys):
     assert "--seed" in msg and "non-negative" in msg
 
 
+@pytest.mark.parametrize("cmd", ["bipartite", "stable-marriage"])
+def test_negative_seed_of_generated_instances(capsys, cmd):
+    msg = _error(capsys, cmd, "--seed", "-3")
+    assert "--seed" in msg and "non-negative" in msg
+
+
 def test_stable_marriage_repeat_and_kind(capsys):
     assert "positive" in _error(capsys, "stable-marriage", "--repeat", "0")
     assert "invalid choice" in _error(capsys, "stable-marriage", "--kind", "eassy")

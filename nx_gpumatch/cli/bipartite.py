@@ -9,6 +9,7 @@ import time
 def add_command(subparsers):
     """Add the "bipartite" subcommand to an argparse subparsers object."""
     from nx_gpumatch.algorithms.bipartite import ALGORITHMS, INITS, LAYOUTS
+    from nx_gpumatch.cli._common import nonnegative_int, positive_int
     from nx_gpumatch.generators_bipartite import GENERATORS
 
     p = subparsers.add_parser(
@@ -27,9 +28,12 @@ def add_command(subparsers):
         "--generate", choices=sorted(GENERATORS), default="random", help="default: random"
     )
     g.add_argument(
-        "-n", type=int, default=100_000, help="rows (and columns) of the generated graph"
+        "-n",
+        type=positive_int,
+        default=100_000,
+        help="rows (and columns) of the generated graph",
     )
-    g.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    g.add_argument("--seed", type=nonnegative_int, default=0, help="generator seed (default 0)")
     g.add_argument("--source", default="source", help="CSV column of the row side")
     g.add_argument("--target", default="target", help="CSV column of the column side")
     e = p.add_argument_group("engine")

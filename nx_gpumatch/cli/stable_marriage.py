@@ -23,7 +23,7 @@ def add_command(subparsers):
     p.add_argument(
         "-n", type=nonnegative_int, default=1_000_000, help="men and women (default 1,000,000)"
     )
-    p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="generator seed (default 0)")
     p.add_argument(
         "--algorithm",
         "-a",
