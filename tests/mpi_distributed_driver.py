@@ -8,6 +8,8 @@ Prints ``ok <case>`` on rank 0 per passing case and ``FAIL <case>: ...`` on a
 mismatch; exits non-zero if any case failed.
 """
 
+import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -161,6 +163,27 @@ def group_io():
     u, v = gm.b_matching(ref_g, 2)
     res = D.b_matching(part, 2)
     report("mtx b_matching", same(res, (ref_g, u.astype(np.int64), v.astype(np.int64))))
+    # CRLF, blank and whitespace-only lines, trailing blanks, comments between
+    # entries, no final newline; and a pattern file (two numbers a line).
+    body = ["1 2 3.5 \t", "", "   ", "% note", "2 3 -1e0", "\t3 4 2"] * 20 + ["4 1 7"]
+    variants = {
+        "real": ("real", "\r\n".join(body), [0, 1, 2, 3], [1, 2, 3, 0], [3.5, 1, 2, 7]),
+        "pattern": ("pattern", "\n\n".join(["1 2", "2 3 ", "3 4"] * 20), [0, 1, 2], [1, 2, 3], 1),
+    }
+    for name, (field, text, es, ed, ew) in variants.items():
+        path = os.path.join(tmp, f"{name}.mtx")
+        nnz = sum(1 for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("%"))
+        if RANK == 0:
+            with open(path, "w", newline="") as f:
+                f.write(f"%%MatrixMarket matrix coordinate {field} general\n4 4 {nnz}\n{text}")
+        comm.Barrier()
+        part = D.read_mtx(path)
+        got = comm.allgather(part)
+        s_, d_, w_ = (np.concatenate([x[k] for x in got]) for k in ("src", "dst", "weight"))
+        ok = sorted(set(zip(s_.tolist(), d_.tolist(), w_.tolist()))) == sorted(
+            zip(es, ed, np.broadcast_to(ew, len(es)).tolist())
+        )
+        report(f"mtx {name}: blank lines, comments, CRLF", ok and len(s_) == nnz)
     # Generators: the same global graph for any number of ranks.
     mine = D.rmat_edges(7, 4, seed=2)
     allr = D.rmat_edges(7, 4, seed=2, comm=False)
@@ -252,9 +275,94 @@ def group_errors():
         lambda: D.b_matching((s, t, w), 1, duplicates="first" if RANK == last else "last"),
         "duplicates must be",
     )
+    # Malformed Matrix Market files: rejected whatever the number of ranks, so
+    # whichever rank holds the bad line.
+    tmp = comm.bcast(tempfile.mkdtemp() if RANK == 0 else None)
+    good = ["1 2 1.0", "2 3 2.0", "3 4 3.0"] * 10
+    files = {  # lines, the size line's entry count, the message
+        "short line": (good + ["1 2", "3 4 5 1"] + good, 62, "has 2 numbers, expected 3"),
+        "short line alone": (["1 2", "3 4 5 1"], 2, "has 2 numbers, expected 3"),
+        "every line wide": (["1 2 3 4"] * 9, 9, "has 4 numbers, expected 3"),
+        "truncated": (good, 40, "announces 40 entries, the file has 30"),
+        "extra entry": (good, 29, "announces 29 entries, the file has 30"),
+    }
+    for name, (lines, nnz, text) in files.items():
+        path = os.path.join(tmp, name.replace(" ", "_") + ".mtx")
+        if RANK == 0:
+            with open(path, "w") as f:
+                f.write(f"%%MatrixMarket matrix coordinate real general\n5 5 {nnz}\n")
+                f.write("\n".join(lines) + "\n")
+        comm.Barrier()
+        expect_error(f"mtx {name}", lambda p=path: D.read_mtx(p), text)
     # After all those errors the ranks still work together.
     res = D.b_matching((s, t, w), 1, num_nodes=4)
     report("usable after errors", res.size() == 2)
+
+
+def run_cli(argv):
+    """``nx-gpumatch distributed ...`` in this process: (exit code, stdout, stderr)."""
+    from nx_gpumatch.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(["distributed", *argv])
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def group_cli():
+    """A bad command line or input: one line on stderr (rank 0's, whichever rank
+    found it), exit code 2 on every rank."""
+    tmp = comm.bcast(tempfile.mkdtemp() if RANK == 0 else None)
+    mixed = os.path.join(tmp, "mixed.mtx")
+    flat = os.path.join(tmp, "flat.npy")
+    out = os.path.join(tmp, "out.csv")
+    if RANK == 0:
+        with open(mixed, "w") as f:
+            f.write("%%MatrixMarket matrix coordinate real general\n5 5 2\n1 2\n3 4 5 1\n")
+        np.save(flat, np.arange(3))
+        os.mkdir(f"{out}.{P - 1}")  # the last rank cannot write its file
+    comm.Barrier()
+    small = ["-n", "200", "-m", "800"]
+    cases = [
+        (["-i", mixed], "has 2 numbers, expected 3"),
+        (["-i", flat], "expected an array of shape"),
+        (["-i", os.path.join(tmp, "none.mtx")], "input file not found"),
+        (["--no-such-option"], "unrecognized arguments: --no-such-option"),
+        (["-a", "blossom"], "invalid choice"),
+        ([*small, "--seed", "-1"], "must be a non-negative integer"),
+        (["-a", "local_max", "-b", "3"], "-b acts on -a b_suitor only"),
+        (["-a", "suitor", "-b", "1"], "-b acts on -a b_suitor only"),
+        (["-a", "local_max", "--ordering", "heaviest"], "--ordering acts on"),
+        (["-a", "local_max", "--vertex-subsets", "4"], "--vertex-subsets acts on"),
+        (["-a", "local_max", "--b-subset", "2"], "--b-subset acts on"),
+        (["-a", "local_max", "--full-sort"], "--full-sort acts on"),
+        ([*small, "-o", out], f"out.csv.{P - 1}"),
+    ]
+    for argv, text in cases:
+        got = comm.gather(run_cli(argv))
+        ok, detail = True, ""
+        if RANK == 0:
+            lines = got[0][2].splitlines()
+            ok = (
+                all(code == 2 for code, _, _ in got)
+                and all(err == "" for _, _, err in got[1:])
+                and len(lines) == 1
+                and lines[0].startswith("error: ")
+                and text in lines[0]
+            )
+            detail = repr([(code, err) for code, _, err in got])
+        report(f"cli {' '.join(argv)}", comm.bcast(ok), detail)
+    # local_max takes no strategy options, and the summary names none.
+    got = comm.gather(run_cli(["-a", "local_max", *small]))
+    ok = RANK != 0 or (
+        all(code == 0 for code, _, _ in got)
+        and "algorithm    local_max; block partition" in got[0][1]
+        and "ordering" not in got[0][1]
+    )
+    report("cli local_max summary", comm.bcast(ok), repr(got))
 
 
 def group_threads():
@@ -296,7 +404,7 @@ def group_abort():
 
 
 if __name__ == "__main__":
-    groups = sys.argv[1:] or ["b_matching", "matching", "io", "errors", "threads"]
+    groups = sys.argv[1:] or ["b_matching", "matching", "io", "errors", "cli", "threads"]
     for grp in groups:
         globals()[f"group_{grp}"]()
     comm.Barrier()

@@ -13,11 +13,13 @@ All return ``(src, dst, weight)`` arrays of global ids for
 :func:`read_mtx` (the returned dict says so) to match ``Graph.from_mtx``.
 """
 
+import io
 import os
+import warnings
 
 import numpy as np
 
-from nx_gpumatch.distributed._comm import check, get_comm
+from nx_gpumatch.distributed._comm import DistributedError, allreduce_sum, check, get_comm
 
 __all__ = ["read_mtx", "read_edges_npy", "random_edges", "rmat_edges", "BLOCK_EDGES"]
 
@@ -60,23 +62,40 @@ def _mtx_header(path):
 
 
 def _parse_lines(data, field, path):
-    text = data.decode("ascii", "replace")
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("%")]
     width = 2 if field == "pattern" else 3
-    if not lines:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     try:
-        arr = np.array(" ".join(lines).split(), dtype=np.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a share without entries
+            # C parser; it also checks that every line has as many numbers as the first
+            arr = np.loadtxt(io.BytesIO(data), comments="%", ndmin=2, dtype=np.float64)
     except ValueError as exc:
+        _bad_line(data, width, path)
         raise ValueError(f"{path}: unreadable entry ({exc})") from None
-    if arr.shape[0] != width * len(lines):
-        raise ValueError(f"{path}: expected {width} numbers per entry line")
-    arr = arr.reshape(-1, width)
+    if arr.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    if arr.shape[1] != width:
+        _bad_line(data, width, path)  # raises: every line is too wide or too narrow
     ids = arr[:, :2]
     if np.any(ids != np.round(ids)):
         raise ValueError(f"{path}: row and column indices must be integers")
     w = np.ones(arr.shape[0]) if width == 2 else np.abs(arr[:, 2])
     return ids[:, 0].astype(np.int64) - 1, ids[:, 1].astype(np.int64) - 1, w
+
+
+def _bad_line(data, width, path):
+    """Name the first malformed entry line (the parser's row numbers count from
+    this rank's share, not from the file's start)."""
+    for line in data.split(b"\n"):
+        nums = line.split(b"%", 1)[0].split()
+        text = line.decode("ascii", "replace").strip()[:80]
+        if nums and len(nums) != width:
+            raise ValueError(
+                f"{path}: entry line {text!r} has {len(nums)} numbers, expected {width}"
+            )
+        try:
+            [float(x) for x in nums]
+        except ValueError:
+            raise ValueError(f"{path}: unreadable entry line {text!r}") from None
 
 
 def _read_mtx_range(path, comm):
@@ -100,7 +119,7 @@ def _read_mtx_range(path, comm):
     src, dst, w = _parse_lines(data, field, path)
     if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
         raise ValueError(f"{path}: indices must lie in [1, {n}]")
-    return src, dst, w, n
+    return src, dst, w, n, nnz
 
 
 def read_mtx(path, comm=None):
@@ -111,7 +130,13 @@ def read_mtx(path, comm=None):
     value. Returns a dict (src, dst, weight, num_nodes, duplicates="max") to
     unpack into :func:`nx_gpumatch.distributed.b_matching`."""
     comm = get_comm(comm)
-    src, dst, w, n = check(comm, _read_mtx_range, os.fspath(path), comm)
+    path = os.fspath(path)
+    src, dst, w, n, nnz = check(comm, _read_mtx_range, path, comm)
+    total = allreduce_sum(comm, src.shape[0])
+    if total != nnz:  # a truncated file, or entries past the announced ones
+        raise DistributedError(
+            f"{path}: the size line announces {nnz} entries, the file has {total}"
+        )
     return {"src": src, "dst": dst, "weight": w, "num_nodes": n, "duplicates": "max"}
 
 
