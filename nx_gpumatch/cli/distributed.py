@@ -2,10 +2,60 @@
 ``mpiexec -n P nx-gpumatch distributed ...``. Each rank reads or generates its
 own share of the graph; rank 0 prints the result and the statistics."""
 
+import argparse
 import sys
 import time
 
+from nx_gpumatch.cli._common import (
+    CliError,
+    Given,
+    check_paths,
+    given,
+    nonnegative_int,
+    positive_int,
+)
+
 ALGORITHMS = ("b_suitor", "suitor", "local_max")
+STRATEGY = ("b_suitor", "suitor")
+# Options that act on some algorithms only: elsewhere they are refused, not ignored.
+ALGORITHM_OPTIONS = (
+    ("b", "-b", ("b_suitor",)),
+    ("ordering", "--ordering", STRATEGY),
+    ("vertex_subsets", "--vertex-subsets", STRATEGY),
+    ("b_subset", "--b-subset", STRATEGY),
+    ("full_sort", "--full-sort", STRATEGY),
+)
+
+
+class _OnceOnRanks:
+    """Every rank parses the same command line. Bad options or files are checked
+    here, collectively, so that rank 0 alone reports the first rank's error (one
+    line, where one per rank would interleave) and every rank exits with 2."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        error = None
+        try:
+            ns, extra = super().parse_known_args(args, namespace)
+            if extra:
+                self.error(f"unrecognized arguments: {' '.join(extra)}")
+            _options(ns)
+            check_paths(ns)
+        except CliError as exc:
+            error = str(exc)
+        from nx_gpumatch.distributed._comm import get_comm
+
+        comm = get_comm()
+        error = next((e for e in comm.allgather(error) if e is not None), None)
+        if error is not None:
+            _fail(comm, error)
+        return ns, []
+
+
+def _fail(comm, message):
+    """Rank 0 raises the error for ``main`` to print; the others exit silently."""
+    if comm.rank == 0:
+        raise CliError(message)
+    raise SystemExit(2)
 
 
 def add_command(subparsers):
@@ -25,26 +75,43 @@ def add_command(subparsers):
         help=".mtx file (read in byte ranges) or .npy edge rows (u, v[, w]); default: generate",
     )
     g.add_argument("--generate", choices=("random", "rmat"), default="rmat", help="default rmat")
-    g.add_argument("-n", type=int, default=1 << 16, help="vertices (rmat: rounded up to 2**k)")
-    g.add_argument("-m", type=int, default=8 << 16, help="edges drawn")
+    g.add_argument(
+        "-n", type=positive_int, default=1 << 16, help="vertices (rmat: rounded up to 2**k)"
+    )
+    g.add_argument("-m", type=nonnegative_int, default=8 << 16, help="edges drawn")
     g.add_argument(
         "--rmat-kind", choices=("g500", "ssca", "er"), default="g500", help="R-MAT parameters"
     )
-    g.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
-    a = p.add_argument_group("algorithm")
+    g.add_argument("--seed", type=nonnegative_int, default=0, help="generator seed (default 0)")
+    a = p.add_argument_group(
+        "algorithm",
+        "-b acts on b_suitor; --ordering, --vertex-subsets, --b-subset and --full-sort "
+        "on b_suitor and suitor (refused with local_max)",
+    )
     a.add_argument("--algorithm", "-a", choices=ALGORITHMS, default="b_suitor")
-    a.add_argument("--b", "-b", type=int, default=1, help="b for b_suitor (default 1)")
+    a.add_argument(
+        "--b", "-b", type=nonnegative_int, default=1, action=Given, help="b_suitor's b (default 1)"
+    )
     a.add_argument(
         "--ordering",
         choices=("id", "heaviest"),
         default="id",
+        action=Given,
         help="queue order: vertex id, or heaviest remaining edge first",
     )
     a.add_argument(
-        "--vertex-subsets", type=int, default=1, help="supersteps per iteration (default 1)"
+        "--vertex-subsets",
+        type=positive_int,
+        default=1,
+        action=Given,
+        help="supersteps per iteration (default 1)",
     )
     a.add_argument(
-        "--b-subset", default=None, help="proposals per vertex and superstep: an int or 'half'"
+        "--b-subset",
+        type=_b_subset,
+        default=None,
+        action=Given,
+        help="proposals per vertex and superstep: an int or 'half'",
     )
     a.add_argument("--full-sort", action="store_true", help="sort whole rows (no partial sort)")
     a.add_argument(
@@ -53,7 +120,7 @@ def add_command(subparsers):
         default="block",
         help="vertex owners: blocks of ids, or a seeded random owner per vertex",
     )
-    a.add_argument("--threads", type=int, default=None, help="Numba threads per rank")
+    a.add_argument("--threads", type=positive_int, default=None, help="Numba threads per rank")
     o = p.add_argument_group("output")
     o.add_argument(
         "--output",
@@ -66,29 +133,24 @@ def add_command(subparsers):
         help="also gather the graph on rank 0 and compare with the shared-memory engine",
     )
     p.set_defaults(func=run_distributed)
+    # the subcommand dispatch calls this parser's parse_known_args
+    p.__class__ = type("DistributedParser", (_OnceOnRanks, type(p)), {})
     return p
 
 
-def _options(args):
-    from nx_gpumatch.cli._common import CliError
+def _b_subset(text):
+    if text != "half" and not (text.isdigit() and int(text) > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'half', got {text!r}")
+    return text if text == "half" else int(text)
 
-    if args.b < 0:
-        raise CliError("--b must be a non-negative integer")
-    if args.vertex_subsets < 1:
-        raise CliError("--vertex-subsets must be at least 1")
-    bsub = args.b_subset
-    if bsub is not None and bsub != "half":
-        try:
-            bsub = int(bsub)
-        except ValueError:
-            raise CliError("--b-subset must be a positive integer or 'half'") from None
-        if bsub < 1:
-            raise CliError("--b-subset must be a positive integer or 'half'")
-    if args.n < 1 or args.m < 0:
-        raise CliError("-n must be positive and -m non-negative")
-    if args.threads is not None and args.threads < 1:
-        raise CliError("--threads must be at least 1")
-    return bsub
+
+def _options(args):
+    for dest, flag, algorithms in ALGORITHM_OPTIONS:
+        # store_true flags are given when true; the others record it (Given)
+        if args.algorithm not in algorithms and (given(args, dest) or getattr(args, dest) is True):
+            raise CliError(f"{flag} acts on -a {' and '.join(algorithms)} only")
+    if args.input and not args.input.endswith((".mtx", ".npy")):
+        raise CliError("--input must be a .mtx or .npy file")
 
 
 def _load(args, comm):
@@ -97,13 +159,8 @@ def _load(args, comm):
     from nx_gpumatch import distributed as D
 
     if args.input:
-        if args.input.endswith(".npy"):
-            return D.read_edges_npy(args.input, comm), args.input
-        if args.input.endswith(".mtx"):
-            return D.read_mtx(args.input, comm), args.input
-        from nx_gpumatch.cli._common import CliError
-
-        raise CliError("--input must be a .mtx or .npy file")
+        read = D.read_edges_npy if args.input.endswith(".npy") else D.read_mtx
+        return read(args.input, comm), args.input
     if args.generate == "random":
         part = D.random_edges(args.n, args.m, seed=args.seed, comm=comm)
         return part, f"random n={args.n:,} m={args.m:,} seed {args.seed}"
@@ -117,9 +174,7 @@ def run_distributed(args):
     import numpy as np
 
     from nx_gpumatch import distributed as D
-    from nx_gpumatch.cli._common import CliError
 
-    bsub = _options(args)
     comm = D._comm.get_comm()
     try:
         t0 = time.perf_counter()
@@ -132,43 +187,34 @@ def run_distributed(args):
                 top = int(max(part["src"].max(initial=-1), part["dst"].max(initial=-1)))
                 n = part["num_nodes"] = comm.allreduce(top, op=D._comm.mpi().MAX) + 1
             owner = np.random.default_rng([args.seed, 1]).integers(0, comm.size, n)
-        strategy = {"ordering": args.ordering, "vertex_subsets": args.vertex_subsets}
-        strategy["partial_sort"] = not args.full_sort
+        kw = {"owner": owner, "threads": args.threads}
+        if args.algorithm in STRATEGY:
+            kw.update(ordering=args.ordering, vertex_subsets=args.vertex_subsets)
+            kw.update(b_subset=args.b_subset, partial_sort=not args.full_sort)
         if args.algorithm == "b_suitor":
-            res = D.b_matching(
-                part, args.b, owner=owner, b_subset=bsub, threads=args.threads, **strategy
-            )
-        elif args.algorithm == "suitor":
-            res = D.max_weight_matching(
-                part,
-                algorithm="suitor",
-                owner=owner,
-                b_subset=bsub,
-                threads=args.threads,
-                **strategy,
-            )
+            res = D.b_matching(part, args.b, **kw)
         else:
-            res = D.max_weight_matching(
-                part, algorithm="local_max", owner=owner, threads=args.threads
-            )
+            res = D.max_weight_matching(part, algorithm=args.algorithm, **kw)
+        size = res.size()
+        weight = res.weight()
+        same = _check(args, part, res, comm) if args.check else None
+        # a write that fails on one rank must not leave the others waiting below
+        name = D._comm.check(comm, res.write, args.output) if args.output else None
     except D.DistributedError as exc:
-        raise CliError(str(exc)) from None
-    size = res.size()
-    weight = res.weight()
-    same = None
-    if args.check:
-        same = _check(args, part, res, comm)
-    name = res.write(args.output) if args.output else None
+        _fail(comm, str(exc))
     names = comm.gather(name)
     if comm.rank == 0:
         b = args.b if args.algorithm == "b_suitor" else 1
         st = res.stats
         print(f"graph        {what} on {comm.size} ranks (loaded in {t_load:.3f} s)")
-        print(
-            f"algorithm    {args.algorithm}, b = {b}; ordering {args.ordering}, "
-            f"vertex subsets {args.vertex_subsets}, b' {bsub or 'b'}, "
-            f"{'full' if args.full_sort else 'partial'} sort; {args.partition} partition"
-        )
+        if args.algorithm in STRATEGY:
+            print(
+                f"algorithm    {args.algorithm}, b = {b}; ordering {args.ordering}, "
+                f"vertex subsets {args.vertex_subsets}, b' {args.b_subset or 'b'}, "
+                f"{'full' if args.full_sort else 'partial'} sort; {args.partition} partition"
+            )
+        else:
+            print(f"algorithm    {args.algorithm}; {args.partition} partition")
         print(f"matching     {size:,} edges, weight {weight:.6g}")
         print("time         " + ", ".join(f"{k} {v:.3f} s" for k, v in st.time.items()))
         t = st.total
