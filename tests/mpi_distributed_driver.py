@@ -279,21 +279,41 @@ def group_errors():
     # whichever rank holds the bad line.
     tmp = comm.bcast(tempfile.mkdtemp() if RANK == 0 else None)
     good = ["1 2 1.0", "2 3 2.0", "3 4 3.0"] * 10
-    files = {  # lines, the size line's entry count, the message
+    ints = ["1 2 1", "2 3 2", "3 4 3"] * 10
+    files = {  # lines, the size line's entry count, the message[, field]
         "short line": (good + ["1 2", "3 4 5 1"] + good, 62, "has 2 numbers, expected 3"),
         "short line alone": (["1 2", "3 4 5 1"], 2, "has 2 numbers, expected 3"),
         "every line wide": (["1 2 3 4"] * 9, 9, "has 4 numbers, expected 3"),
         "truncated": (good, 40, "announces 40 entries, the file has 30"),
         "extra entry": (good, 29, "announces 29 entries, the file has 30"),
+        "nan weight": (good + ["4 5 nan"] + good, 61, "must be finite"),
+        # 2**53 + 1: float64 would read 2**53 (Graph.from_mtx refuses it too)
+        "integer float64 rounds": (
+            ints + ["4 5 9007199254740993"],
+            31,
+            "no exact float64",
+            "integer",
+        ),
     }
-    for name, (lines, nnz, text) in files.items():
+    for name, (lines, nnz, text, *field) in files.items():
         path = os.path.join(tmp, name.replace(" ", "_") + ".mtx")
         if RANK == 0:
             with open(path, "w") as f:
-                f.write(f"%%MatrixMarket matrix coordinate real general\n5 5 {nnz}\n")
+                kind = field[0] if field else "real"
+                f.write(f"%%MatrixMarket matrix coordinate {kind} general\n5 5 {nnz}\n")
                 f.write("\n".join(lines) + "\n")
         comm.Barrier()
         expect_error(f"mtx {name}", lambda p=path: D.read_mtx(p), text)
+    # Integers float64 holds exactly are read exactly.
+    path = os.path.join(tmp, "big_integers.mtx")
+    if RANK == 0:
+        with open(path, "w") as f:
+            f.write("%%MatrixMarket matrix coordinate integer general\n5 5 31\n")
+            f.write("\n".join([*ints, f"4 5 {-(2**60)}"]) + "\n")
+    comm.Barrier()
+    part = D.read_mtx(path)
+    heavy = comm.allreduce(float(part["weight"].max(initial=0.0)), op=D._comm.mpi().MAX)
+    report("mtx exact big integer", heavy == 2.0**60)
     # After all those errors the ranks still work together.
     res = D.b_matching((s, t, w), 1, num_nodes=4)
     report("usable after errors", res.size() == 2)

@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from nx_gpumatch.distributed._comm import DistributedError, allreduce_sum, check, get_comm
+from nx_gpumatch.graph import _as_weights
 
 __all__ = ["read_mtx", "read_edges_npy", "random_edges", "rmat_edges", "BLOCK_EDGES"]
 
@@ -67,7 +68,9 @@ def _parse_lines(data, field, path):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a share without entries
             # C parser; it also checks that every line has as many numbers as the first
-            arr = np.loadtxt(io.BytesIO(data), comments="%", ndmin=2, dtype=np.float64)
+            # integer files read exactly, so that values float64 would round are found
+            dtype = np.int64 if field == "integer" else np.float64
+            arr = np.loadtxt(io.BytesIO(data), comments="%", ndmin=2, dtype=dtype)
     except ValueError as exc:
         _bad_line(data, width, path)
         raise ValueError(f"{path}: unreadable entry ({exc})") from None
@@ -78,7 +81,10 @@ def _parse_lines(data, field, path):
     ids = arr[:, :2]
     if np.any(ids != np.round(ids)):
         raise ValueError(f"{path}: row and column indices must be integers")
-    w = np.ones(arr.shape[0]) if width == 2 else np.abs(arr[:, 2])
+    if width == 2:
+        w = np.ones(arr.shape[0])
+    else:
+        w = np.abs(_as_weights(arr[:, 2], arr.shape[0], f"{path}: weight"))
     return ids[:, 0].astype(np.int64) - 1, ids[:, 1].astype(np.int64) - 1, w
 
 
