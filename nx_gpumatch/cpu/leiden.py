@@ -6,6 +6,10 @@ guaranteeing well-connected communities"). A level is
 1. local moving: the Louvain engine's sweeps (:func:`nx_gpumatch.cpu.louvain.optimise`)
    from the previous level's partition P (singletons on the first level,
    which begins, as Louvain's levels do, with a sweep one vertex at a time);
+   a vertex goes to a neighbour's community only, never to an empty one as
+   in the paper, so a community of P can fall apart; where refinement then
+   merges nothing, the level goes on from P cut into connected parts
+   (:func:`nx_gpumatch.levels.leiden`);
 2. refinement: each community C of P is split again into singletons, and
    its well-connected vertices (E(v, C-v) >= gamma k_v (K_C - k_v) / 2m) join,
    one by one in the vertex order, a well-connected sub-community of C
