@@ -343,3 +343,34 @@ def test_non_finite_weights_rejected(bad):
             np.array([1, 2]),
             np.array([1.0, bad]),
         )
+
+
+@pytest.mark.parametrize("maxcardinality", [False, True])
+def test_huge_finite_weights(maxcardinality):
+    """Weights near float64's largest: duals and slacks would overflow (a
+    wrong matching, or an internal error); they are scaled by a power of two,
+    which changes no comparison, so the result is networkx's on the same
+    graph at unit scale."""
+    K0 = nx.karate_club_graph()
+    K = K0.copy()
+    for _, _, d in K.edges(data=True):
+        d["weight"] *= 2.0**1010  # up to about 7e305
+    want = nx.max_weight_matching(K0, maxcardinality=maxcardinality)
+    for got in (
+        nx_gpumatch.max_weight_matching(K, maxcardinality=maxcardinality),
+        nx.max_weight_matching(K, maxcardinality=maxcardinality, backend="gpumatch"),
+    ):
+        assert len(got) == len(want)
+        assert sum(K0[u][v]["weight"] for u, v in got) == sum(K0[u][v]["weight"] for u, v in want)
+    G = nx.gnm_random_graph(6, 12, seed=1)
+    nx.set_edge_attributes(G, 1.7e308, "weight")
+    assert len(nx_gpumatch.max_weight_matching(G)) == 3
+    got = nx_gpumatch.min_weight_matching(K)
+    assert sum(K0[u][v]["weight"] for u, v in got) == sum(
+        K0[u][v]["weight"] for u, v in nx.min_weight_matching(K0)
+    )
+    # scaled down, the smallest weight would round: an error, not a guess
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, {(0, 1): 1e305, (1, 2): 1.5e305, (2, 3): 5e-324}, "weight")
+    with pytest.raises(ValueError, match="too wide a range"):
+        nx_gpumatch.max_weight_matching(G)

@@ -75,6 +75,9 @@ I1, I2, F2 = types.int32[::1], types.int32[:, ::1], types.float64[:, ::1]
     BSIZE,
 ) = range(19)
 NROWS = 19
+# Duals and slacks add a few weights (times 4): larger weights are scaled down
+# by a power of two first, which leaves every comparison as it was.
+SCALE_ABOVE_EXP = 1000
 # columns of the float table (rows 0..n-1, one 64-byte line each): Y (vertex key), A (offset of the
 # vertex-set name), B2 (a free vertex's earliest pushed S-edge time), hi and lo parts; NLAB (label of
 # the top-level blossom owning the name) and VNM (the vertex's name), mirrored here so that scanning
@@ -975,6 +978,16 @@ def _run(n, indptr, indices, arc_edge, edge_src, edge_dst, edge_weight, maxcardi
     w = np.ascontiguousarray(edge_weight, np.float64)
     if w.size and not np.isfinite(w).all():
         raise ValueError("edge weights must be finite (no NaN or infinity)")
+    top = float(np.abs(w).max()) if w.size else 0.0
+    if top > 2.0**SCALE_ABOVE_EXP:
+        shift = SCALE_ABOVE_EXP - np.frexp(top)[1]
+        scaled = np.ldexp(w, shift)
+        if not np.array_equal(np.ldexp(scaled, -shift), w):
+            raise ValueError(
+                f"edge weights span too wide a range for exact float64 arithmetic: up to {top!r} "
+                f"and as small as {float(np.abs(w[w != 0]).min())!r}"
+            )
+        w = scaled
     n = int(n)
     maxcard = bool(maxcardinality)
     indptr = np.ascontiguousarray(indptr, np.int64)
