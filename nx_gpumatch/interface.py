@@ -54,7 +54,15 @@ class BackendInterface:
         module may refuse more with its own ``can_run(name, args, kwargs)``. Where
         networkx has no implementation to hand a refused call to (the module's
         ``without_fallback(name)`` is true), the refusal raises ValueError instead."""
-        reason = _weight_reason(name, args, kwargs)
+        _silence_cache_note()
+        G, takes_weight, weight = _weight_argument(name, args, kwargs)
+        if not takes_weight:
+            reason = None
+        elif isinstance(G, Graph):
+            _check_weight_name(name, G, weight)
+            reason = None
+        else:
+            reason = _weight_reason(G, weight)
         if reason is not None:
             if name in _NO_FALLBACK and _NO_FALLBACK[name](name):
                 # networkx would only say "not implemented by 'gpumatch'"
@@ -77,25 +85,43 @@ class BackendInterface:
                 hook(items)
 
 
-def _weight_reason(name, args, kwargs):
-    """Why the weights of this call cannot be converted exactly, or None.
+def _weight_argument(name, args, kwargs):
+    """(G, whether networkx's function takes ``weight``, the call's weight)."""
+    G = args[0] if args else kwargs.get("G")
+    sig = _signature(name)
+    if sig is None or "weight" not in sig:
+        return G, False, None
+    pos = list(sig).index("weight")
+    return G, True, args[pos] if len(args) > pos else kwargs.get("weight", sig["weight"].default)
+
+
+def _check_weight_name(name, G, weight):
+    """A package Graph handed to networkx holds one attribute's weights: a call
+    that names another cannot be answered as networkx would (it would read
+    that attribute, 1 where missing)."""
+    held = G.weight_attr
+    if weight is not None and held is not None and weight != held:
+        raise ValueError(
+            f"{name}: this nx_gpumatch.Graph holds the weights of {held!r}, not {weight!r}; "
+            f"call with weight={held!r} (or None for unit weights), or build the Graph "
+            f"with weight={weight!r}"
+        )
+
+
+def _weight_reason(G, weight):
+    """Why the weights of networkx graph G's attribute ``weight`` cannot be
+    converted exactly, or None.
 
     NaN and infinite weights raise ValueError here, on every call: raised in
     the conversion, networkx would remember the failure and answer the next
     call on the same graph differently (its own result or NotImplementedError)."""
     import networkx as nx
 
-    sig = _signature(name)
-    if sig is None or "weight" not in sig:
+    if weight is None or not isinstance(G, nx.Graph):
         return None
-    G = args[0] if args else kwargs.get("G")
-    if not isinstance(G, nx.Graph):
-        return None
-    pos = list(sig).index("weight")
-    weight = args[pos] if len(args) > pos else kwargs.get("weight", sig["weight"].default)
-    if weight is None:
-        return None
-    cache = getattr(G, "__networkx_cache__", None)
+    # The verdict is kept with networkx's conversions, and only where it keeps them.
+    keep = getattr(nx.config, "cache_converted_graphs", True)
+    cache = getattr(G, "__networkx_cache__", None) if keep else None
     key = ("gpumatch weight check", weight)
     if cache is not None and key in cache:
         return _reason_or_raise(cache[key])
@@ -146,11 +172,20 @@ def _signature(name):
 # Reusing a graph that networkx converted for this backend is the point of its
 # cache; the note it prints on each reuse says nothing about a result, so it is
 # silenced for this backend only (other backends' notes are untouched).
-warnings.filterwarnings(
-    "ignore",
-    message=r"(?s)Note: conversions to backend graphs are saved to cache.*'gpumatch' backend",
-    category=UserWarning,
-)
+_CACHE_NOTE = r"(?s)Note: conversions to backend graphs are saved to cache.*'gpumatch' backend"
+
+
+def _silence_cache_note():
+    """Install the filter unless present. Checked on every call: a
+    ``warnings.catch_warnings()`` block (each pytest test is one) drops on
+    exit the filters added inside it."""
+    for f in warnings.filters:
+        if f[0] == "ignore" and f[1] is not None and f[1].pattern == _CACHE_NOTE:
+            return
+    warnings.filterwarnings("ignore", message=_CACHE_NOTE, category=UserWarning)
+
+
+_silence_cache_note()
 
 
 _CAN_RUN = {}

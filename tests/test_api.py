@@ -218,6 +218,53 @@ def test_cache_reuse_note_is_silenced_for_this_backend():
     assert out.stdout.strip() == "0"
 
 
+def test_cache_reuse_note_stays_silenced_after_catch_warnings():
+    # a catch_warnings block (each pytest test is one) drops on exit a filter
+    # added inside it: the first call of the process may be in one
+    out = _run_python(
+        "import warnings, networkx as nx\n"
+        "G = nx.path_graph(6)\n"
+        "with warnings.catch_warnings():\n"
+        "    nx.maximal_matching(G, backend='gpumatch')\n"
+        "with warnings.catch_warnings(record=True) as rec:\n"
+        "    for _ in range(3):\n"
+        "        nx.maximal_matching(G, backend='gpumatch')\n"
+        "print(len([r for r in rec if 'cache' in str(r.message)]))\n"
+    )
+    assert out.stdout.strip() == "0"
+
+
+def test_weight_check_follows_networkx_cache_setting():
+    # with networkx's cache off, a weight changed in place must be seen again
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, 2, "weight")
+    with nx.config(cache_converted_graphs=False, backend_priority=["gpumatch"]):
+        nx.max_weight_matching(G)
+        G[1][2]["weight"] = Fraction(1, 3)  # networkx keeps it exact: its own answer
+        assert nx.max_weight_matching(G) == nx.max_weight_matching(G, backend="networkx")
+
+
+def test_package_graph_through_networkx():
+    df = pd.DataFrame({"source": list("abc"), "target": list("bcd"), "weight": [1, 5, 1]})
+    g = Graph.from_pandas(df)
+    G = nx.from_pandas_edgelist(df, edge_attr="weight")
+    assert nx.community.louvain_communities(g, seed=1) == gm.louvain_communities(G, seed=1)
+    if hasattr(nx.community, "leiden_communities") and not _nx_has_own_leiden():
+        assert nx.community.leiden_communities(g, seed=1) == gm.leiden_communities(G, seed=1)
+    assert nx.max_weight_matching(g) == {("b", "c")}
+    assert nx.max_weight_matching(g, weight=None) == {("a", "b"), ("c", "d")}
+    # it holds one attribute's weights: another one cannot be read from it
+    for call in (nx.max_weight_matching, nx.min_weight_matching):
+        with pytest.raises(ValueError, match="holds the weights of 'weight', not 'other'"):
+            call(g, weight="other")
+
+
+def _nx_has_own_leiden():
+    from nx_gpumatch.algorithms.leiden import networkx_implements_leiden
+
+    return networkx_implements_leiden()
+
+
 # ------------------------------------------------------ DataFrames in and out
 def test_dataframe_without_weight_column_weighs_one():
     df = pd.DataFrame({"a": [0, 1, 2], "b": [1, 2, 3]})

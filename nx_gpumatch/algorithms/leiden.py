@@ -286,15 +286,15 @@ def can_run(name, args, kwargs):
     Before that networkx has no Leiden to hand inputs to, so those the engine
     cannot cluster raise here with the reason Louvain gives for handing them to
     networkx. (networkx itself refuses directed graphs first.)"""
-    if networkx_implements_leiden():
-        import networkx as nx
+    import networkx as nx
 
+    if networkx_implements_leiden():
         return (
             f"networkx {nx.__version__} implements {name} itself (metric=, CPM by default), "
             "which gpumatch's modularity Leiden does not take"
         )
     G = args[0] if args else kwargs.get("G")
-    if G is None or not hasattr(G, "is_directed"):
+    if not isinstance(G, nx.Graph):  # a package Graph holds what it can cluster
         return True
     pos = {k: i for i, k in enumerate(_PARAMS[name])}
 

@@ -505,8 +505,10 @@ def _param_refusal(value, what):
 def can_run(name, args, kwargs):
     """Inputs gpumatch cannot cluster as networkx would go to networkx, with
     the reason (see :func:`refusal`)."""
+    import networkx as nx
+
     G = _arg(name, args, kwargs, "G", None)
-    if G is None or not hasattr(G, "is_directed"):
+    if not isinstance(G, nx.Graph):  # a package Graph holds what it can cluster
         return True
     why = refusal(G, lambda key, default: _arg(name, args, kwargs, key, default))
     return True if why is None else why
