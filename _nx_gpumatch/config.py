@@ -6,11 +6,16 @@ module imports only networkx's config base class.
 """
 
 import math
+import numbers
 import os
 
 from networkx.utils.configs import Config
 
 _DEVICES = ("auto", "cpu", "gpu")
+
+
+def _is_int(x):
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
 class GpumatchConfig(Config):
@@ -52,18 +57,21 @@ class GpumatchConfig(Config):
     def _on_setattr(self, key, value):
         if key == "device" and value not in _DEVICES:
             raise ValueError(f"device must be one of {_DEVICES}, got {value!r}")
+        # numpy scalars count as the Python numbers they stand for
         if key == "threads" and value is not None:
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            if not _is_int(value) or value < 1:
                 raise ValueError(
                     f"threads must be a positive int or None (all cores), got {value!r}"
                 )
+            value = int(value)
         if key == "gpu_min_edges":
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            if not _is_int(value) or value < 0:
                 raise ValueError(f"gpu_min_edges must be a non-negative int, got {value!r}")
+            value = int(value)
         if key == "louvain_coarse_threshold":
             if (
                 isinstance(value, bool)
-                or not isinstance(value, (int, float))
+                or not isinstance(value, numbers.Real)
                 or not math.isfinite(value)
                 or value < 0
             ):
@@ -72,8 +80,9 @@ class GpumatchConfig(Config):
                 )
             value = float(value)
         if key == "louvain_fine_below":
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            if not _is_int(value) or value < 0:
                 raise ValueError(f"louvain_fine_below must be a non-negative int, got {value!r}")
+            value = int(value)
         if key == "interpret_small" and not isinstance(value, bool):
             raise ValueError(f"interpret_small must be True or False, got {value!r}")
         return value

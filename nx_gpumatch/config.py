@@ -5,6 +5,8 @@ the backend when the caller names ``backend="gpumatch"``; a setting must also
 hold when networkx picks the backend on its own.
 """
 
+import numbers
+
 from _nx_gpumatch.config import _DEVICES, GpumatchConfig
 
 __all__ = ["GpumatchConfig", "check_threads", "get_config", "resolve_device"]
@@ -51,7 +53,7 @@ def check_threads(threads):
     """None (the config's, else all cores) or a positive int; anything else,
     0 included, is a ValueError here as in the config."""
     if threads is not None and (
-        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+        isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1
     ):
         raise ValueError(f"threads must be a positive int or None (all cores), got {threads!r}")
-    return threads
+    return None if threads is None else int(threads)

@@ -247,6 +247,18 @@ def test_config_context_and_device_errors():
         cfg.device = "tpu"
     with pytest.raises(ValueError):
         cfg.threads = 0
+    # numpy scalars stand for the numbers they hold; bools do not
+    with cfg(
+        threads=np.int64(1), gpu_min_edges=np.uint32(5), louvain_coarse_threshold=np.float32(0)
+    ):
+        assert type(cfg.threads) is int and type(cfg.gpu_min_edges) is int
+        assert cfg.louvain_coarse_threshold == 0.0
+        assert gm.max_weight_matching(nx.path_graph(4), algorithm="suitor", threads=np.int8(1))
+    for bad in (True, np.bool_(True), 1.0):
+        with pytest.raises(ValueError):
+            cfg.threads = bad
+        with pytest.raises(ValueError):
+            gm.max_weight_matching(nx.path_graph(4), algorithm="suitor", threads=bad)
     from nx_gpumatch import gpu
 
     if gpu.available():
