@@ -277,3 +277,14 @@ def test_library_errors_become_one_line(capsys, tmp_path):
         path, index=False
     )
     assert "finite" in _error(capsys, "match", "--no-progress", "--input", str(path))
+
+
+def test_distributed_without_mpi_is_an_error_not_a_traceback(capsys, monkeypatch):
+    from nx_gpumatch.distributed import _comm
+
+    def no_mpi(comm=None):
+        raise ImportError("the distributed engine needs mpi4py")
+
+    monkeypatch.setattr(_comm, "get_comm", no_mpi)
+    assert "--b-subset" in _error(capsys, "distributed", "--b-subset", "x")
+    assert "needs mpi4py" in _error(capsys, "distributed", "-n", "8", "-m", "16")

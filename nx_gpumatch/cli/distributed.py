@@ -44,7 +44,10 @@ class _OnceOnRanks:
             error = str(exc)
         from nx_gpumatch.distributed._comm import get_comm
 
-        comm = get_comm()
+        try:
+            comm = get_comm()
+        except ImportError as exc:  # no MPI: the option error, else how to get MPI
+            raise CliError(error or str(exc)) from None
         error = next((e for e in comm.allgather(error) if e is not None), None)
         if error is not None:
             _fail(comm, error)
@@ -149,7 +152,7 @@ def _options(args):
         # store_true flags are given when true; the others record it (Given)
         if args.algorithm not in algorithms and (given(args, dest) or getattr(args, dest) is True):
             raise CliError(f"{flag} acts on -a {' and '.join(algorithms)} only")
-    if args.input and not args.input.endswith((".mtx", ".npy")):
+    if args.input and not args.input.lower().endswith((".mtx", ".npy")):
         raise CliError("--input must be a .mtx or .npy file")
 
 
@@ -159,7 +162,7 @@ def _load(args, comm):
     from nx_gpumatch import distributed as D
 
     if args.input:
-        read = D.read_edges_npy if args.input.endswith(".npy") else D.read_mtx
+        read = D.read_edges_npy if args.input.lower().endswith(".npy") else D.read_mtx
         return read(args.input, comm), args.input
     if args.generate == "random":
         part = D.random_edges(args.n, args.m, seed=args.seed, comm=comm)
