@@ -253,8 +253,12 @@ class Graph:
             raise ValueError(f"vertex ids must lie in [0, {n})")
         label_index = None if nodes is None else _check_labels(nodes, n)
         if duplicates == "sum":
-            return cls._summed(n, src, dst, w, nodes, label_index)
-        return cls._from_edge_list(n, src, dst, w, nodes, label_index, duplicates)[0]
+            g = cls._summed(n, src, dst, w, nodes, label_index)
+        else:
+            g = cls._from_edge_list(n, src, dst, w, nodes, label_index, duplicates)[0]
+        if weights is None:
+            g.weight_attr = None  # every edge weighs 1, as under any absent attribute
+        return g
 
     @classmethod
     def _from_edge_list(cls, n, src, dst, w, nodes, label_index=None, duplicates="last"):
@@ -638,10 +642,13 @@ def _mmread(path):
     import scipy.io
     import scipy.sparse as sp
 
-    try:  # a sparse array: scipy's coming default, and no deprecation warning
-        A = scipy.io.mmread(path, spmatrix=False)
-    except TypeError:  # scipy before the keyword
-        A = scipy.io.mmread(path)
+    try:
+        try:  # a sparse array: scipy's coming default, and no deprecation warning
+            A = scipy.io.mmread(path, spmatrix=False)
+        except TypeError:  # scipy before the keyword
+            A = scipy.io.mmread(path)
+    except OverflowError as exc:  # an integer beyond int64
+        raise ValueError(f"{path}: {exc}") from None
     if not sp.issparse(A):
         A = sp.coo_array(A)
     return A

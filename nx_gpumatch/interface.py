@@ -103,8 +103,8 @@ def _check_weight_name(name, G, weight):
     if weight is not None and held is not None and weight != held:
         raise ValueError(
             f"{name}: this nx_gpumatch.Graph holds the weights of {held!r}, not {weight!r}; "
-            f"call with weight={held!r} (or None for unit weights), or build the Graph "
-            f"with weight={weight!r}"
+            f"call with weight={held!r} (or None for unit weights), or convert the graph "
+            f"again with weight={weight!r}"
         )
 
 

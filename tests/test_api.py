@@ -257,6 +257,9 @@ def test_package_graph_through_networkx():
     for call in (nx.max_weight_matching, nx.min_weight_matching):
         with pytest.raises(ValueError, match="holds the weights of 'weight', not 'other'"):
             call(g, weight="other")
+    # without weights every edge weighs 1, whatever attribute a call names
+    g = Graph.from_arrays([0, 1, 2], [1, 2, 3])
+    assert nx.max_weight_matching(g, weight="other") == {(0, 1), (2, 3)}
 
 
 def _nx_has_own_leiden():

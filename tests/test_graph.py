@@ -293,3 +293,12 @@ def test_from_pandas_refuses_what_is_not_an_edge_list():
     df.columns = ["source", "source", "target", "weight"]
     with pytest.raises(ValueError, match="more than one column named 'source'"):
         Graph.from_pandas(df)
+
+
+def test_from_mtx_integer_beyond_int64_is_a_value_error(tmp_path):
+    path = tmp_path / "big.mtx"
+    path.write_text(
+        "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 10000000000000000000\n"
+    )
+    with pytest.raises(ValueError, match="out of range"):
+        Graph.from_mtx(path)
