@@ -37,7 +37,8 @@ This module imports no engine: engines import it.
 
 import numpy as np
 
-# Safety cap on levels of one Leiden pass (each level that goes on merges something).
+# Safety cap on levels of one Leiden pass (each level that goes on merges
+# something, or cuts a community, which raises modularity).
 MAX_LEVELS = 10_000
 
 
@@ -90,8 +91,9 @@ def leiden(engine, max_passes, pass_tol, pass_rel_tol):
 
     Each pass runs the method from the partition the pass before ended with
     (the first from singletons: ``move(None)``). The first pass yields its
-    levels; a later pass yields its result only (levels of the first pass
-    form a hierarchy, a later pass's levels do not), and only when it gained.
+    levels (a level cut into connected parts is yielded again, cut, and
+    counts as a level); a later pass yields its result only, and only when
+    it gained.
     Passes end after
     ``max_passes``, or once one gains at most max(``pass_tol``,
     ``pass_rel_tol`` * the modularity reached).
@@ -135,8 +137,9 @@ def leiden(engine, max_passes, pass_tol, pass_rel_tol):
 
 def _leiden_pass(engine, init, salt, first):
     """One run of the method on the input graph from its partition ``init``
-    (host; None: singletons): yields the levels that moved something (and
-    the first level if ``first``); returns (final partition, its modularity, next salt).
+    (host; None: singletons): yields the levels that moved something or were
+    cut (and the first level if ``first``); returns (final partition, its
+    modularity, next salt).
 
     A level's communities P are refined, and the graph aggregated on the
     refinement; each new vertex starts the next level in the community of P

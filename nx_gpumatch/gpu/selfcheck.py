@@ -145,15 +145,11 @@ def modularity(graph, labels, resolution=1.0):
 
 def connected_communities(graph, labels):
     """Does every community of ``labels`` induce a connected subgraph?"""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
+    from nx_gpumatch.cpu.leiden import connected_parts
 
     labels = np.asarray(labels)
-    n = labels.shape[0]
-    rows = np.repeat(np.arange(n), np.diff(graph.indptr))
-    keep = labels[rows] == labels[graph.indices]
-    adj = csr_matrix((np.ones(int(keep.sum())), (rows[keep], graph.indices[keep])), shape=(n, n))
-    return connected_components(adj, directed=False)[0] == np.unique(labels).shape[0]
+    parts = connected_parts(graph.indptr, graph.indices, labels)
+    return np.unique(parts).shape[0] == np.unique(labels).shape[0]
 
 
 def _cugraph_graph(graph):
