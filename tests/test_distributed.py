@@ -83,3 +83,5 @@ def test_cli_under_mpiexec(tmp_path):
         "error: nx-gpumatch distributed: argument --b-subset: "
         "expected a positive integer or 'half', got 'x'"
     ]
+    helped = run_mpi(2, ["-m", "nx_gpumatch.cli", "distributed", "--help"], timeout=TIMEOUT)
+    assert helped.returncode == 0 and helped.stdout.count("usage:") == 1

@@ -53,6 +53,17 @@ class _OnceOnRanks:
             _fail(comm, error)
         return ns, []
 
+    def _print_message(self, message, file=None):
+        # --help and --version print on rank 0 only
+        from nx_gpumatch.distributed._comm import get_comm
+
+        try:
+            rank = get_comm().rank
+        except ImportError:
+            rank = 0
+        if rank == 0:
+            super()._print_message(message, file)
+
 
 def _fail(comm, message):
     """Rank 0 raises the error for ``main`` to print; the others exit silently."""
