@@ -272,3 +272,14 @@ def test_config_context_and_device_errors():
 def test_import_does_not_load_cupy_or_kernels():
     code = "import sys, nx_gpumatch, networkx; assert 'cupy' not in sys.modules; assert 'nx_gpumatch.cpu.matching' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_ignored_seed_warning_points_at_the_callers_line():
+    G = nx.path_graph(4)
+    for call in (
+        lambda: gm.max_weight_matching(G, algorithm="suitor", seed=1),
+        lambda: nx.max_weight_matching(G, backend="gpumatch", algorithm="suitor", seed=1),
+    ):
+        with pytest.warns(UserWarning, match="red_blue") as rec:
+            call()
+        assert rec[0].filename == __file__

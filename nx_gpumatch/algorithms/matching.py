@@ -1,6 +1,8 @@
 """Weighted matching front end: exact (blossom) and ½-approximate algorithms."""
 
+import os
 import random
+import sys
 import warnings
 
 import numpy as np
@@ -42,6 +44,28 @@ def _seed_int(seed):
     raise ValueError(f"seed must be None, an int or a random.Random, got {seed!r}")
 
 
+def _caller_level():
+    """The ``stacklevel`` that points a warning from the function calling this
+    at the user's line: the first frame outside this package and networkx,
+    whose dispatch adds frames of its own between them."""
+    frame = sys._getframe(2)  # the caller's caller: stacklevel 2
+    level = 2
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not any(p in path for p in _OWN_PATHS):
+            return level
+        frame = frame.f_back
+        level += 1
+    return 2
+
+
+_OWN_PATHS = (
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,  # nx_gpumatch
+    f"{os.sep}networkx{os.sep}",
+    "<class 'networkx.",  # functions networkx's argmap compiles
+)
+
+
 def check_options(
     algorithm, *, maxcardinality=False, device=None, seed=None, select=None, threads=None
 ):
@@ -59,7 +83,7 @@ def check_options(
             f"seed and select act on algorithm='red_blue' only; {algorithm!r} is "
             "deterministic and ignores them",
             UserWarning,
-            stacklevel=3,
+            stacklevel=_caller_level(),
         )
     if select is None:
         select = "weighted"
