@@ -52,7 +52,9 @@ def _maximal():
 
 def _exact():
     G = _graph()
-    return _call("max_weight_matching", G) and _call("min_weight_matching", G)
+    return _call("max_weight_matching", G, device="cpu") and _call(
+        "min_weight_matching", G, device="cpu"
+    )
 
 
 def _b_matching():
@@ -72,14 +74,14 @@ def _louvain():
 
 
 def _leiden():
-    return _call("leiden_communities", _graph(), seed=1)
+    return _call("leiden_communities", _graph(), seed=1, device="cpu")
 
 
 def _bipartite():
     import scipy.sparse as sp
 
     a = sp.random(30, 40, density=0.1, format="csr", random_state=1)
-    return _call("maximum_bipartite_matching", a)
+    return _call("maximum_bipartite_matching", a, device="cpu")
 
 
 # Family name -> function that compiles it (returns False when the package has
@@ -129,3 +131,11 @@ def warmup(families=None, *, progress=True):
             times[name] = time.perf_counter() - t
     bar.close()
     return times
+
+
+if __name__ == "__main__":  # python -m nx_gpumatch.warmup [families]: the CLI's command
+    import sys
+
+    from nx_gpumatch.cli import main
+
+    sys.exit(main(["warmup", *sys.argv[1:]]))

@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -31,6 +32,24 @@ def test_warmup_all_families():
     assert ("louvain" in times) == hasattr(nx_gpumatch, "louvain_communities")
     assert ("leiden" in times) == hasattr(nx_gpumatch, "leiden_communities")
     assert set(times) <= set(FAMILIES)
+
+
+def test_warmup_compiles_the_cpu_kernels_whatever_the_device_setting():
+    # each family runs on the CPU: "gpu" in the config refused some, or would
+    # have compiled device kernels instead where a GPU is present
+    cfg = nx.config.backends.gpumatch
+    with cfg(device="gpu"):
+        times = nx_gpumatch.warmup(["exact", "leiden", "bipartite"], progress=False)
+    assert set(times) == {"exact", "leiden", "bipartite"} & set(FAMILIES)
+
+
+def test_warmup_as_a_module():
+    out = subprocess.run(
+        [sys.executable, "-m", "nx_gpumatch.warmup", "suitor", "--no-progress"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0 and "suitor" in out.stdout, out.stderr
 
 
 def test_warmup_unknown_family():
@@ -122,3 +141,22 @@ def test_warmup_compiles_where_small_calls_would_interpret():
         nx_gpumatch.warmup(["suitor"], progress=False)
     assert {k: v[1] for k, v in cpu._SPENT.items()} == spent  # nothing ran interpreted
     assert cm._suitor_run.serial.signatures  # the serial build is compiled (or loaded)
+
+
+def test_kernels_run_without_a_writable_cache_folder():
+    # a read-only install and home: numba finds no cache folder; calls compile
+    # (with one warning) instead of each raising "cannot cache function"
+    code = (
+        "import warnings\n"
+        "from numba.core import caching\n"
+        "impl = getattr(caching, 'CacheImpl', None) or caching._CacheImpl\n"
+        "impl._locator_classes = []\n"
+        "import networkx as nx, nx_gpumatch as gm\n"
+        "with warnings.catch_warnings(record=True) as rec:\n"
+        "    warnings.simplefilter('always')\n"
+        "    G = nx.gnm_random_graph(3000, 6000, seed=1)\n"
+        "    M = gm.max_weight_matching(G, algorithm='suitor', device='cpu')\n"
+        "print(len(M) > 0, sum('NUMBA_CACHE_DIR' in str(r.message) for r in rec))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split() == ["True", "1"], out.stderr[-2000:]
