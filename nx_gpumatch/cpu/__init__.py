@@ -49,18 +49,41 @@ def njit(*args, **options):
     source while :func:`interpreted` is on. Compiled code, the disk cache and
     calls between jitted functions are numba's, unchanged, except that given
     signatures compile at the first call instead of at import."""
-    import numba
-
     from nx_gpumatch.cpu._dispatch import adopt
 
     if args and not callable(args[0]):  # signature(s): compiled lazily
         sigs = args[0] if isinstance(args[0], list) else [args[0]]
-        made = numba.njit(*args[1:], **options)
-        return lambda fn: adopt(made(fn), sigs)
-    made = numba.njit(*args, **options)
-    if isinstance(made, numba.core.dispatcher.Dispatcher):
-        return adopt(made)
-    return lambda fn: adopt(made(fn))
+        return lambda fn: adopt(_jit(fn, args[1:], options), sigs)
+    if args:
+        return adopt(_jit(args[0], args[1:], options))
+    return lambda fn: adopt(_jit(fn, (), options))
+
+
+def _jit(fn, args, options):
+    """numba's dispatcher of fn; without a writable cache folder (numba tries
+    NUMBA_CACHE_DIR, the package's __pycache__, then the user's cache) it
+    compiles in each process instead of failing every call."""
+    import numba
+
+    try:
+        return numba.njit(*args, **options)(fn)
+    except RuntimeError as exc:
+        if not options.get("cache") or "cannot cache" not in str(exc):
+            raise
+        if not _NO_CACHE:
+            _NO_CACHE.append(fn.__name__)
+            import warnings
+
+            warnings.warn(
+                "nx_gpumatch: numba finds no writable folder for its kernel cache, so kernels "
+                "compile again in every process; set NUMBA_CACHE_DIR to a writable folder",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return numba.njit(*args, **{**options, "cache": False})(fn)
+
+
+_NO_CACHE = []  # the first kernel that could not be cached, once known
 
 
 @contextlib.contextmanager
