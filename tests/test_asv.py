@@ -119,3 +119,14 @@ def test_louvain_quick():
     p = mod.NetworKitPLM()
     p.setup(graphs, "tiny", 1)
     p.time_plm(graphs, "tiny", 1)
+
+
+def test_bipartite_quick():
+    mod = _module("bipartite")
+    graphs = {("random", 300): mod.bipartite_graph("random", 300, 0)}
+    for algorithm in mod.BipartiteMatching.params[2]:
+        b = mod.BipartiteMatching()
+        b.setup(graphs, 300, "random", algorithm)
+        b.time_matching(graphs, 300, "random", algorithm)
+        assert b.track_cardinality(graphs, 300, "random", algorithm) > 0
+    mod.ScipyMatching().time_scipy(graphs, 300, "random")

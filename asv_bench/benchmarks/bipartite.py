@@ -29,7 +29,8 @@ class BipartiteMatching:
         gm.maximum_bipartite_matching(self.A, algorithm=algorithm, device="cpu")
 
     def track_cardinality(self, graphs, size, kind, algorithm):
-        return int((gm.maximum_bipartite_matching(self.A, algorithm=algorithm) >= 0).sum())
+        m = gm.maximum_bipartite_matching(self.A, algorithm=algorithm, device="cpu")
+        return int((m >= 0).sum())
 
 
 class ScipyMatching:
