@@ -163,3 +163,13 @@ def test_gpu_skewed_and_front_end():
     s, d = b_matching(g, b, device="gpu")
     np.testing.assert_array_equal(s, g.edge_src[want])
     np.testing.assert_array_equal(d, g.edge_dst[want])
+
+
+def test_negative_b_counts_as_zero_on_the_device():
+    # the public functions refuse b < 0; the engine itself treats it as 0, as the CPU's does
+    g = Graph.from_arrays([0, 0, 1, 2, 3], [1, 2, 2, 3, 4], [3.0, 2, 1, 5, 4])
+    b = np.array([-1, 2, 1, 1, 1])
+    got = gbm.run(g, b, backend="emulate")
+    np.testing.assert_array_equal(
+        got, b_matching_edges(g, np.maximum(b, 0), "greedy", device="cpu")
+    )

@@ -37,7 +37,8 @@ def _grid(count, per_block=BLOCK):
 
 
 def capacities(dg, b):
-    """min(b(v), number of usable edges at v) on the device, int64."""
+    """min(b(v), number of usable edges at v) on the device, int64 (b below 0
+    counts as 0, as on the CPU)."""
     xp = dg.xp
     n = dg.num_nodes
     pos = dg.edge_weight > 0
@@ -45,7 +46,8 @@ def capacities(dg, b):
         xp.bincount(dg.edge_src[pos], minlength=n)[:n]
         + xp.bincount(dg.edge_dst[pos], minlength=n)[:n]
     )
-    return xp.minimum(xp.asarray(b, dtype=xp.int64), deg.astype(xp.int64))
+    b = xp.maximum(xp.asarray(b, dtype=xp.int64), 0)
+    return xp.minimum(b, deg.astype(xp.int64))
 
 
 def run(graph, b, *, backend="cupy", stats=None):
