@@ -176,12 +176,15 @@ _CACHE_NOTE = r"(?s)Note: conversions to backend graphs are saved to cache.*'gpu
 
 
 def _silence_cache_note():
-    """Install the filter unless present. Checked on every call: a
-    ``warnings.catch_warnings()`` block (each pytest test is one) drops on
-    exit the filters added inside it."""
-    for f in warnings.filters:
-        if f[0] == "ignore" and f[1] is not None and f[1].pattern == _CACHE_NOTE:
+    """Put the filter ahead of any filter that would catch the note first (a
+    strict ``simplefilter("error")`` would make a repeated call raise).
+    Checked on every call: a ``warnings.catch_warnings()`` block (each pytest
+    test is one) drops on exit the filters added inside it."""
+    for action, msg, category, module, _line in warnings.filters:
+        if action == "ignore" and msg is not None and msg.pattern == _CACHE_NOTE:
             return
+        if msg is None and module is None and issubclass(UserWarning, category):
+            break  # a filter for every UserWarning comes first
     warnings.filterwarnings("ignore", message=_CACHE_NOTE, category=UserWarning)
 
 

@@ -63,15 +63,8 @@ def _dispatched_calls(G):
     ]
 
 
-# Under default filters the note is already silenced for this backend (see
-# tests/test_api.py); a strict filter overrides that, so the note must not be
-# emitted at all.
-@pytest.mark.xfail(
-    strict=True,
-    reason="networkx warns on every reuse of its cached conversion; avoiding the warning "
-    "(not only filtering it) needs the backend interface to keep its own converted "
-    "graphs out of networkx's cache slot",
-)
+# The note is silenced for this backend under a strict filter too: with
+# warnings as errors, a repeated dispatched call would raise.
 def test_repeated_dispatched_calls_under_error_filter(cache_notes_on):
     G = nx.path_graph(8)
     with warnings.catch_warnings():
