@@ -288,3 +288,17 @@ def test_distributed_without_mpi_is_an_error_not_a_traceback(capsys, monkeypatch
     monkeypatch.setattr(_comm, "get_comm", no_mpi)
     assert "--b-subset" in _error(capsys, "distributed", "--b-subset", "x")
     assert "needs mpi4py" in _error(capsys, "distributed", "-n", "8", "-m", "16")
+
+
+def test_distributed_refuses_generator_options_with_an_input(capsys, tmp_path):
+    path = tmp_path / "g.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.0\n2 3 2.0\n")
+    for opt in (["-n", "5"], ["-m", "5"], ["--generate", "random"], ["--rmat-kind", "er"]):
+        msg = _error(capsys, "distributed", "-i", str(path), *opt)
+        assert f"{opt[0]} acts on a generated graph" in msg
+    assert "--partition random only" in _error(
+        capsys, "distributed", "-i", str(path), "--seed", "3"
+    )
+    from nx_gpumatch.cli import main
+
+    assert main(["distributed", "-i", str(path), "--seed", "3", "--partition", "random"]) == 0

@@ -88,15 +88,35 @@ def add_command(subparsers):
         "-i",
         help=".mtx file (read in byte ranges) or .npy edge rows (u, v[, w]); default: generate",
     )
-    g.add_argument("--generate", choices=("random", "rmat"), default="rmat", help="default rmat")
     g.add_argument(
-        "-n", type=positive_int, default=1 << 16, help="vertices (rmat: rounded up to 2**k)"
+        "--generate",
+        choices=("random", "rmat"),
+        default="rmat",
+        action=Given,
+        help="default rmat",
     )
-    g.add_argument("-m", type=nonnegative_int, default=8 << 16, help="edges drawn")
     g.add_argument(
-        "--rmat-kind", choices=("g500", "ssca", "er"), default="g500", help="R-MAT parameters"
+        "-n",
+        type=positive_int,
+        default=1 << 16,
+        action=Given,
+        help="vertices (rmat: rounded up to 2**k)",
     )
-    g.add_argument("--seed", type=nonnegative_int, default=0, help="generator seed (default 0)")
+    g.add_argument("-m", type=nonnegative_int, default=8 << 16, action=Given, help="edges drawn")
+    g.add_argument(
+        "--rmat-kind",
+        choices=("g500", "ssca", "er"),
+        default="g500",
+        action=Given,
+        help="R-MAT parameters",
+    )
+    g.add_argument(
+        "--seed",
+        type=nonnegative_int,
+        default=0,
+        action=Given,
+        help="seed of the generator and of the random partition (default 0)",
+    )
     a = p.add_argument_group(
         "algorithm",
         "-b acts on b_suitor; --ordering, --vertex-subsets, --b-subset and --full-sort "
@@ -165,6 +185,13 @@ def _options(args):
             raise CliError(f"{flag} acts on -a {' and '.join(algorithms)} only")
     if args.input and not args.input.lower().endswith((".mtx", ".npy")):
         raise CliError("--input must be a .mtx or .npy file")
+    if args.input:
+        generator = (("generate", "--generate"), ("rmat_kind", "--rmat-kind"), ("n", "-n"))
+        for dest, flag in (*generator, ("m", "-m")):
+            if given(args, dest):
+                raise CliError(f"{flag} acts on a generated graph, not on --input")
+        if given(args, "seed") and args.partition != "random":
+            raise CliError("--seed with --input acts on --partition random only")
 
 
 def _load(args, comm):
