@@ -222,6 +222,30 @@ def test_graph_in_mate_out_and_validity_checker():
     assert not gm.is_matching(G, {(0, 1), (1, 2)})
 
 
+def test_mate_dicts_are_matchings_as_in_networkx():
+    B = nx.complete_bipartite_graph(3, 3)
+    M = gm.maximum_bipartite_matching(B)  # a dict, both directions
+    assert gm.is_matching(B, M) and nx.is_matching(B, M)
+    assert gm.matching_weight(B, M) == 3.0
+    assert gm.is_matching(B, {0: 3})
+    assert not gm.is_matching(B, {0: 3, 3: 0, 1: 3})  # 3 twice
+    assert not gm.is_matching(B, {0: 1})  # not an edge
+
+
+def test_weight_none_means_unit_weights_for_every_input():
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, {(0, 1): 1, (1, 2): 5, (2, 3): 1}, "weight")
+    g = Graph.from_networkx(G)
+    both = np.array([1, 0, 3, 2])
+    for H in (g, nx.to_scipy_sparse_array(G)):
+        assert gm.max_weight_matching(H).tolist() == [-1, 2, 1, -1]
+        assert gm.max_weight_matching(H, weight=None).tolist() == both.tolist()
+        assert gm.max_weight_matching(H, weight=None, algorithm="suitor").tolist() == [1, 0, 3, 2]
+        assert gm.matching_weight(H, both, weight=None) == 2.0
+    assert gm.matching_weight(g, np.array([-1, 2, 1, -1]), weight=None) == 1.0
+    assert gm.matching_weight(g, np.array([-1, 2, 1, -1])) == 5.0
+
+
 def test_errors():
     G = _weighted_nx()
     with pytest.raises(ValueError, match="algorithm"):

@@ -57,7 +57,7 @@ def convert(obj, weight="weight", source="source", target="target", parallel=Non
 
     kind = input_kind(obj)
     if kind == "graph":
-        return Input(obj, kind)
+        return Input(obj.unweighted() if weight is None else obj, kind)
     mod = type(obj).__module__
     if mod.startswith(("nx_cugraph", "cugraph")):
         from nx_gpumatch.gpu import interop
@@ -76,7 +76,10 @@ def convert(obj, weight="weight", source="source", target="target", parallel=Non
         graph, rows = Graph._from_frame(frame, source, target, weight)
         w = weight if weight is not None and weight in frame.columns else None
         return Input(graph, kind, frame, rows, source, target, w)
-    return Input(Graph.from_any(obj, weight=weight), kind)
+    graph = Graph.from_any(obj, weight=weight)
+    # A matrix holds its weights without a name: weight=None means unit
+    # weights here as for every other input.
+    return Input(graph.unweighted() if weight is None else graph, kind)
 
 
 def to_graph(obj, weight="weight", source="source", target="target", parallel=None):
@@ -185,7 +188,14 @@ def result_pairs(inp, result):
         a = result[inp.source].tolist()
         b = result[inp.target].tolist()
     else:
-        pairs = list(result)
+        if isinstance(result, dict):  # a mate dict (u: v and v: u), as networkx takes
+            pairs, seen = [], set()
+            for p in result.items():
+                if p[::-1] not in seen:
+                    seen.add(p)
+                    pairs.append(p)
+        else:
+            pairs = list(result)
         for p in pairs:
             if not isinstance(p, tuple | list) or len(p) != 2:
                 raise ValueError(f"result must hold node pairs, got {p!r}")
