@@ -223,6 +223,21 @@ def test_weight_none_and_missing_weight():
     assert _norm(b_matching(G, 1)) == _norm({(2, 3), (0, 1), (4, 5)})
     # weight=None: all 1, ties by the smaller pair
     assert _norm(b_matching(G, 1, weight=None)) == _norm({(0, 1), (2, 3), (4, 5)})
+    # The same for every input kind, a Graph or a matrix included (they hold weights too).
+    g = Graph.from_networkx(G)
+    A = nx.to_scipy_sparse_array(G)
+    for H in (g, A):
+        s, d = b_matching(H, 1, weight=None)
+        assert (s.tolist(), d.tolist()) == ([0, 2, 4], [1, 3, 5])
+        assert b_matching_weight(H, (s, d), weight=None) == 3.0
+    assert b_matching_weight(g, (np.array([2]), np.array([3]))) == 5.0
+
+
+def test_weight_of_an_edge_given_twice_raises():
+    G = nx.path_graph(4)
+    assert b_matching_weight(G, {(0, 1), (2, 3)}) == 2.0
+    with pytest.raises(ValueError, match=r"edge \(3, 2\) appears more than once"):
+        b_matching_weight(G, [(0, 1), (2, 3), (3, 2)])
 
 
 def test_pandas_in_dataframe_out():

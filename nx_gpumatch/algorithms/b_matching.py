@@ -191,10 +191,21 @@ def is_b_matching(G, result, b, *, weight="weight", source="source", target="tar
 
 def b_matching_weight(G, result, weight="weight", source="source", target="target"):
     """Total weight of the edges of a b-matching given in any of b_matching's
-    result types; ValueError naming a pair that is not an edge or an unknown node."""
+    result types; ValueError naming a pair that is not an edge, an unknown node
+    or an edge given twice."""
     inp = convert(G, weight=weight, source=source, target=target)
     u, v = result_pairs(inp, result)
-    return float(inp.graph.edge_weight[inp.graph.edge_ids(u, v)].sum())
+    graph = inp.graph
+    e = graph.edge_ids(u, v)
+    again = np.ones(e.shape[0], bool)
+    again[np.unique(e, return_index=True)[1]] = False  # first occurrences
+    again = np.flatnonzero(again)
+    if again.size:
+        i = int(again[0])
+        raise ValueError(
+            f"edge ({graph.label(int(u[i]))!r}, {graph.label(int(v[i]))!r}) appears more than once"
+        )
+    return float(inp.graph.edge_weight[e].sum())
 
 
 # networkx has no b-matching function to dispatch.
