@@ -109,6 +109,23 @@ def _weights(rng, m, kind):
 __all__ += ["planted_partition"]
 
 
+def _capped_sizes(sizes, n):
+    """``sizes`` (each at least 4, summing to more than n >= 4 * their count)
+    cut down to sum n: the largest are capped at one level, the first of them
+    getting one more until the sum is n."""
+    lo, hi = 4, int(sizes.max())
+    while lo < hi:  # the largest cap with sum(min(sizes, cap)) <= n
+        mid = (lo + hi + 1) // 2
+        if np.minimum(sizes, mid).sum() <= n:
+            lo = mid
+        else:
+            hi = mid - 1
+    out = np.minimum(sizes, lo)
+    capped = np.flatnonzero(sizes > lo)
+    out[capped[: n - int(out.sum())]] += 1
+    return out
+
+
 def planted_partition(n, k, d_in, d_out, seed=0, weights="uniform", skew=0.8):
     """Weighted planted-partition graph: k communities of skewed sizes (community
     i gets a share proportional to (i + 1) ** -skew, at least 4 vertices), about
@@ -121,6 +138,8 @@ def planted_partition(n, k, d_in, d_out, seed=0, weights="uniform", skew=0.8):
     share = np.arange(1, k + 1, dtype=np.float64) ** -skew
     sizes = np.maximum(4, share / share.sum() * n).astype(np.int64)
     sizes[0] += n - sizes.sum()
+    if sizes[0] < 4:  # the raise to 4 took more than the first could give
+        sizes = _capped_sizes(np.maximum(4, share / share.sum() * n).astype(np.int64), n)
     start = np.concatenate([[0], np.cumsum(sizes)])
     comm = np.repeat(np.arange(k), sizes)
     m_in, m_out = int(n * d_in / 2), int(n * d_out / 2)

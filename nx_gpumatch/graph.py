@@ -12,6 +12,7 @@ from __future__ import annotations
 import decimal
 import math
 import numbers
+import os
 
 import numpy as np
 
@@ -639,16 +640,26 @@ def _known(index, x):
 
 
 def _mmread(path):
+    """A Matrix Market file (a path, ".gz" in any case, or an open file) as
+    a scipy sparse array."""
     import scipy.io
     import scipy.sparse as sp
 
+    source = path
+    if isinstance(path, str | os.PathLike) and os.fspath(path).lower().endswith(".gz"):
+        import gzip
+
+        source = gzip.open(path, "rb")  # scipy decompresses only a lower-case ".gz"
     try:
         try:  # a sparse array: scipy's coming default, and no deprecation warning
-            A = scipy.io.mmread(path, spmatrix=False)
+            A = scipy.io.mmread(source, spmatrix=False)
         except TypeError:  # scipy before the keyword
-            A = scipy.io.mmread(path)
+            A = scipy.io.mmread(source)
     except OverflowError as exc:  # an integer beyond int64
         raise ValueError(f"{path}: {exc}") from None
+    finally:
+        if source is not path:
+            source.close()
     if not sp.issparse(A):
         A = sp.coo_array(A)
     return A

@@ -302,3 +302,26 @@ def test_from_mtx_integer_beyond_int64_is_a_value_error(tmp_path):
     )
     with pytest.raises(ValueError, match="out of range"):
         Graph.from_mtx(path)
+
+
+def test_from_mtx_reads_gz_in_any_case(tmp_path):
+    import gzip
+
+    A = sp.coo_array(([2.0, 3.0], ([1, 2], [0, 1])), shape=(3, 3))
+    scipy.io.mmwrite(str(tmp_path / "a.mtx"), A)
+    data = gzip.compress((tmp_path / "a.mtx").read_bytes())
+    for name in ("b.mtx.gz", "C.MTX.GZ", "d.Mtx.Gz"):
+        (tmp_path / name).write_bytes(data)
+        g = Graph.from_mtx(tmp_path / name)
+        assert g.num_edges == 2 and sorted(g.edge_weight.tolist()) == [2.0, 3.0]
+        assert max_weight_matching(str(tmp_path / name)).tolist() == [-1, 2, 1]
+
+
+@pytest.mark.parametrize("n, k", [(100, 25), (40, 10), (101, 25), (4, 1), (1000, 240)])
+def test_planted_partition_every_community_has_four(n, k):
+    from nx_gpumatch.generators import planted_partition
+
+    g, comm = planted_partition(n, k, 3, 1, seed=1)
+    sizes = np.bincount(comm, minlength=k)
+    assert g.num_nodes == n and sizes.sum() == n and sizes.shape == (k,)
+    assert sizes.min() >= 4

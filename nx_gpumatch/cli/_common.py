@@ -94,12 +94,6 @@ def load_graph(args, progress):
         if name.endswith((".mtx", ".mtx.gz")):
             if given(args, "weight"):
                 raise CliError("--weight names a CSV column; a .mtx file carries its own weights")
-            if name.endswith(".gz"):
-                import gzip
-
-                # scipy decompresses only a lower-case ".gz"
-                with gzip.open(args.input, "rb") as f:
-                    return Graph.from_mtx(f)
             return Graph.from_mtx(args.input)
         import pandas as pd
 
