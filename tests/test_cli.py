@@ -302,3 +302,25 @@ def test_distributed_refuses_generator_options_with_an_input(capsys, tmp_path):
     from nx_gpumatch.cli import main
 
     assert main(["distributed", "-i", str(path), "--seed", "3", "--partition", "random"]) == 0
+
+
+def test_b_past_int64_means_no_limit():
+    out = run("b-matching", "-n", "50", "-m", "100", "-b", str(10**20))
+    assert "valid: True" in out and "0 vertices full" in out
+
+
+def test_bipartite_reads_mtx_in_any_case_and_refuses_generator_options(capsys, tmp_path):
+    import gzip
+
+    from nx_gpumatch.cli import main
+
+    A = sp.coo_array(([1, 1, 1], ([0, 1, 2], [1, 2, 0])), shape=(3, 4))
+    scipy.io.mmwrite(str(tmp_path / "a.mtx"), A)
+    data = (tmp_path / "a.mtx").read_bytes()
+    for name, body in (("A.MTX", data), ("A.MTX.GZ", gzip.compress(data))):
+        (tmp_path / name).write_bytes(body)
+        assert main(["bipartite", "-i", str(tmp_path / name)]) == 0
+        assert "3 rows, 4 columns, 3 edges" in capsys.readouterr().out
+    for opt in (["-n", "5"], ["--seed", "3"], ["--generate", "random"]):
+        msg = _error(capsys, "bipartite", "-i", str(tmp_path / "A.MTX"), *opt)
+        assert f"{opt[0]} acts on a generated graph" in msg

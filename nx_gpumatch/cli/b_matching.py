@@ -60,7 +60,8 @@ def run_b_matching(args):
         engine = resolve_device(args.device, g.num_edges)
         if engine == "gpu" and args.algorithm != "b_suitor":
             engine = "cpu"  # "auto": only b_suitor has a GPU engine
-        b = np.full(g.num_nodes, args.b, np.int64)
+        # b past int64 means no limit, as in b_matching itself.
+        b = np.full(g.num_nodes, min(args.b, np.iinfo(np.int64).max), np.int64)
         bar.set_description(f"{args.algorithm} (first call compiles or loads kernels)")
         # The first call includes kernel loading and the edge ranking the graph
         # caches; the timed second call is the algorithm alone.
@@ -98,8 +99,7 @@ def run_b_matching(args):
     src = args.input or f"generated {args.generate} (seed {args.seed})"
     full = int(
         np.count_nonzero(
-            np.bincount(np.r_[g.edge_src[edges], g.edge_dst[edges]], minlength=g.num_nodes)
-            == args.b
+            np.bincount(np.r_[g.edge_src[edges], g.edge_dst[edges]], minlength=g.num_nodes) == b[:1]
         )
     )
     print(

@@ -9,7 +9,7 @@ import time
 def add_command(subparsers):
     """Add the "bipartite" subcommand to an argparse subparsers object."""
     from nx_gpumatch.algorithms.bipartite import ALGORITHMS, INITS, LAYOUTS
-    from nx_gpumatch.cli._common import nonnegative_int, positive_int
+    from nx_gpumatch.cli._common import Given, nonnegative_int, positive_int
     from nx_gpumatch.generators_bipartite import GENERATORS
 
     p = subparsers.add_parser(
@@ -25,15 +25,22 @@ def add_command(subparsers):
         help=".mtx file (rows x columns) or edge-list .csv (header row); default: generate one",
     )
     g.add_argument(
-        "--generate", choices=sorted(GENERATORS), default="random", help="default: random"
+        "--generate",
+        choices=sorted(GENERATORS),
+        default="random",
+        action=Given,
+        help="default: random",
     )
     g.add_argument(
         "-n",
         type=positive_int,
         default=100_000,
+        action=Given,
         help="rows (and columns) of the generated graph",
     )
-    g.add_argument("--seed", type=nonnegative_int, default=0, help="generator seed (default 0)")
+    g.add_argument(
+        "--seed", type=nonnegative_int, default=0, action=Given, help="generator seed (default 0)"
+    )
     g.add_argument("--source", default="source", help="CSV column of the row side")
     g.add_argument("--target", default="target", help="CSV column of the column side")
     e = p.add_argument_group("engine")
@@ -51,15 +58,19 @@ def add_command(subparsers):
 def _load(args):
     import scipy.sparse as sp
 
-    from nx_gpumatch.cli._common import CliError
+    from nx_gpumatch.cli._common import CliError, given
     from nx_gpumatch.generators_bipartite import bipartite_graph
 
+    if args.input is not None:
+        for dest, flag in (("generate", "--generate"), ("n", "-n"), ("seed", "--seed")):
+            if given(args, dest):
+                raise CliError(f"{flag} acts on a generated graph, not on --input")
     if args.input is None:
         if args.n < 1:
             raise CliError("-n must be at least 1")
         return bipartite_graph(args.generate, args.n, args.seed), None
     try:
-        if args.input.endswith((".mtx", ".mtx.gz")):
+        if args.input.lower().endswith((".mtx", ".mtx.gz")):
             from nx_gpumatch.graph import _mmread
 
             return sp.csr_array(_mmread(args.input)), None
