@@ -21,6 +21,8 @@ def random_graph(n, m, seed=0, weights="uniform"):
     """The benchmark graph: m endpoint pairs drawn uniformly from n vertices with
     ``default_rng(seed)``; self-loops and repeated pairs dropped; weights uniform
     in [0, 1) (``weights="integer"``: uniform integers 1..100; None: all 1)."""
+    if n < 0 or m < 0 or (n == 0 and m > 0):
+        raise ValueError(f"need n >= 0 and m >= 0, and n >= 1 for m > 0; got n={n}, m={m}")
     rng = np.random.default_rng(seed)
     src = rng.integers(0, n, m, dtype=np.int64)
     dst = rng.integers(0, n, m, dtype=np.int64)
@@ -84,6 +86,8 @@ def delaunay(n, seed=0, weights="distance"):
     Euclidean distances (as in Birn et al. 2013) or "uniform" random."""
     from scipy.spatial import Delaunay
 
+    if n < 3:
+        raise ValueError(f"a Delaunay triangulation needs at least 3 points, got n={n}")
     rng = np.random.default_rng(seed)
     pts = rng.random((n, 2))
     tri = Delaunay(pts).simplices

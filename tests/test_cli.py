@@ -324,3 +324,8 @@ def test_bipartite_reads_mtx_in_any_case_and_refuses_generator_options(capsys, t
     for opt in (["-n", "5"], ["--seed", "3"], ["--generate", "random"]):
         msg = _error(capsys, "bipartite", "-i", str(tmp_path / "A.MTX"), *opt)
         assert f"{opt[0]} acts on a generated graph" in msg
+
+
+def test_louvain_max_level_past_sys_maxsize():
+    out = run("louvain", "-n", "200", "-m", "800", "--max-level", str(10**20))
+    assert "ours by networkx" in out

@@ -325,3 +325,13 @@ def test_planted_partition_every_community_has_four(n, k):
     sizes = np.bincount(comm, minlength=k)
     assert g.num_nodes == n and sizes.sum() == n and sizes.shape == (k,)
     assert sizes.min() >= 4
+
+
+def test_generators_refuse_sizes_they_cannot_draw():
+    from nx_gpumatch.generators import delaunay, random_graph
+
+    with pytest.raises(ValueError, match="n >= 1 for m > 0"):
+        random_graph(0, 5)
+    with pytest.raises(ValueError, match="at least 3 points"):
+        delaunay(2)
+    assert random_graph(0, 0).num_nodes == 0 and delaunay(3).num_edges == 3

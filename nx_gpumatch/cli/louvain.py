@@ -177,7 +177,8 @@ def run_louvain(args):
             weight=weight,
             resolution=args.resolution,
             threshold=args.threshold,
-            max_level=args.max_level,
+            # islice (in networkx) takes at most sys.maxsize; no run has that many levels
+            max_level=None if args.max_level is None else min(args.max_level, sys.maxsize),
             seed=args.seed,
             backend="networkx",
         )
