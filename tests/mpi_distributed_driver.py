@@ -207,6 +207,12 @@ def group_io():
         "write per rank",
         lines[0] == "vertex,partner,weight" and len(lines) - 1 == res.partners.shape[0],
     )
+    braces = os.path.join(tmp, "{x}")  # only {rank} is replaced
+    if RANK == 0:
+        os.makedirs(braces, exist_ok=True)
+    comm.Barrier()
+    name = res.write(os.path.join(braces, "out.{rank}.csv"))
+    report("write keeps other braces", name == os.path.join(braces, f"out.{RANK}.csv"))
 
 
 def expect_error(name, fn, text):
@@ -274,6 +280,57 @@ def group_errors():
         "bad duplicates rule",
         lambda: D.b_matching((s, t, w), 1, duplicates="first" if RANK == last else "last"),
         "duplicates must be",
+    )
+    expect_error(
+        "bad threads on one rank",
+        lambda: D.b_matching((s, t, w), 1, threads=0 if RANK == last else None),
+        "threads must be",
+    )
+    expect_error(
+        "bad threads on one rank, local max",
+        lambda: D.max_weight_matching(
+            (s, t, w), algorithm="local_max", threads=-1 if RANK == last else None
+        ),
+        "threads must be",
+    )
+    if P > 1:
+        # Collective arguments that differ across ranks: an error on every rank,
+        # never ranks waiting on each other or computing different graphs.
+        swapped = np.array([0, 1, 0, 1]) if RANK == 0 else np.array([1, 0, 1, 0])  # same sum
+        expect_error(
+            "owner arrays differ",
+            lambda: D.b_matching((s, t, w), 1, num_nodes=4, owner=swapped % P),
+            "owner array (digest) differs",
+        )
+        expect_error(
+            "owner on some ranks only",
+            lambda: D.b_matching(
+                (s, t, w), 1, num_nodes=4, owner=None if RANK == last else np.zeros(4, np.int64)
+            ),
+            "owner=None differs",
+        )
+        expect_error(
+            "duplicates rule differs",
+            lambda: D.b_matching((s, t, w), 1, duplicates="max" if RANK == last else "last"),
+            "duplicates differs",
+        )
+        expect_error(
+            "algorithm differs",
+            lambda: D.max_weight_matching(
+                (s, t, w), algorithm="local_max" if RANK == last else "suitor"
+            ),
+            "algorithm differs",
+        )
+        expect_error(
+            "strategy differs",
+            lambda: D.b_matching((s, t, w), 1, ordering="heaviest" if RANK == last else "id"),
+            "strategy differs",
+        )
+    star = (np.array([0, 0]), np.array([1, 2])) if RANK == 0 else (s[:0], t[:0])
+    expect_error(
+        "gather_mate of a b-matching",
+        lambda: D.b_matching(star, 2, num_nodes=8).gather_mate(),
+        "mate needs a matching",
     )
     # Malformed Matrix Market files: rejected whatever the number of ranks, so
     # whichever rank holds the bad line.

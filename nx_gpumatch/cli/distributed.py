@@ -100,9 +100,16 @@ def add_command(subparsers):
         type=positive_int,
         default=1 << 16,
         action=Given,
-        help="vertices (rmat: rounded up to 2**k)",
+        help="vertices (rmat: rounded up to 2**k, at most 2**30)",
     )
-    g.add_argument("-m", type=nonnegative_int, default=8 << 16, action=Given, help="edges drawn")
+    g.add_argument(
+        "-m",
+        type=nonnegative_int,
+        default=8 << 16,
+        action=Given,
+        help="edges drawn (rmat: rounded down to a multiple of the vertices, at least one per "
+        "vertex unless 0)",
+    )
     g.add_argument(
         "--rmat-kind",
         choices=("g500", "ssca", "er"),
@@ -183,6 +190,8 @@ def _options(args):
         # store_true flags are given when true; the others record it (Given)
         if args.algorithm not in algorithms and (given(args, dest) or getattr(args, dest) is True):
             raise CliError(f"{flag} acts on -a {' and '.join(algorithms)} only")
+    if not args.input and args.generate == "rmat" and args.n > 1 << 30:
+        raise CliError(f"-n rounds up to 2**k for rmat and must be at most 2**30, got {args.n}")
     if args.input and not args.input.lower().endswith((".mtx", ".npy")):
         raise CliError("--input must be a .mtx or .npy file")
     if args.input:
@@ -206,7 +215,7 @@ def _load(args, comm):
         part = D.random_edges(args.n, args.m, seed=args.seed, comm=comm)
         return part, f"random n={args.n:,} m={args.m:,} seed {args.seed}"
     scale = max(1, int(np.ceil(np.log2(max(args.n, 2)))))
-    ef = max(1, args.m // (1 << scale))
+    ef = max(1, args.m // (1 << scale)) if args.m else 0  # as the match command rounds -m
     part = D.rmat_edges(scale, ef, args.rmat_kind, seed=args.seed, comm=comm)
     return part, f"rmat {args.rmat_kind} scale {scale}, edge factor {ef}, seed {args.seed}"
 

@@ -37,6 +37,20 @@ def agree(comm, error):
             raise DistributedError(msg if comm.size == 1 else f"rank {r}: {msg}")
 
 
+def same(comm, what, value):
+    """Collective check that ``value`` (a small picklable summary of an
+    argument) is equal on every rank: ranks that disagree on a collective
+    argument would wait on each other or compute different graphs. Every
+    rank sees the same values, so every rank raises the same
+    DistributedError."""
+    values = comm.allgather(value)
+    for r, v in enumerate(values):
+        if v != values[0]:
+            raise DistributedError(
+                f"{what} differs across ranks: rank 0 has {values[0]!r}, rank {r} has {v!r}"
+            )
+
+
 def check(comm, fn, *args, **kwargs):
     """Run ``fn`` on every rank; a ValueError/TypeError on any rank becomes the
     same DistributedError everywhere. Returns fn's result."""

@@ -30,6 +30,7 @@ from nx_gpumatch.distributed._comm import (
     check,
     get_comm,
     mpi,
+    same,
     wait,
     wait_all,
 )
@@ -134,7 +135,10 @@ def _b_subset(b_subset, cap):
     raise ValueError(f"b_subset must be None, a positive int or 'half', got {b_subset!r}")
 
 
-def _check_options(ordering, vertex_subsets, b_subset, partial_sort):
+def _check_options(ordering, vertex_subsets, b_subset, partial_sort, threads):
+    from nx_gpumatch.config import check_threads
+
+    check_threads(threads)  # here, so that a bad value on one rank fails on all
     if ordering not in ("id", "heaviest"):
         raise ValueError(f"ordering must be 'id' or 'heaviest', got {ordering!r}")
     if (
@@ -178,7 +182,8 @@ def b_matching(
 
     comm = get_comm(comm)
     t0 = time.perf_counter()
-    check(comm, _check_options, ordering, vertex_subsets, b_subset, partial_sort)
+    check(comm, _check_options, ordering, vertex_subsets, b_subset, partial_sort, threads)
+    same(comm, "the strategy", (ordering, vertex_subsets, b_subset, partial_sort))
     p = abort_on_error(
         comm, as_partition, part, comm, num_nodes=num_nodes, owner=owner, duplicates=duplicates
     )

@@ -11,6 +11,7 @@ from nx_gpumatch.distributed._comm import (
     allreduce_sum,
     check,
     get_comm,
+    same,
 )
 from nx_gpumatch.distributed.result import DistributedMatching, Stats
 
@@ -48,6 +49,7 @@ def max_weight_matching(
 
     comm = get_comm(comm)
     check(comm, _check_algorithm, algorithm)
+    same(comm, "algorithm", algorithm)
     if algorithm == "suitor":
         return b_matching(
             part,
@@ -59,7 +61,7 @@ def max_weight_matching(
             threads=threads,
             **strategy,
         )
-    check(comm, _no_strategy, strategy)
+    check(comm, _no_strategy, strategy, threads)
     t0 = time.perf_counter()
     p = abort_on_error(
         comm, as_partition, part, comm, num_nodes=num_nodes, owner=owner, duplicates=duplicates
@@ -74,7 +76,10 @@ def max_weight_matching(
     return res
 
 
-def _no_strategy(strategy):
+def _no_strategy(strategy, threads):
+    from nx_gpumatch.config import check_threads
+
+    check_threads(threads)  # here, so that a bad value on one rank fails on all
     if strategy:
         raise TypeError(f"local_max takes no strategy keywords, got {sorted(strategy)}")
 

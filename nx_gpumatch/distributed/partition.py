@@ -8,9 +8,11 @@ pairs order like global ones and the package's CSR :class:`Graph`, built on the
 local ids, ranks local edges consistently with the global edge order.
 """
 
+import hashlib
+
 import numpy as np
 
-from nx_gpumatch.distributed._comm import agree, alltoallv, check
+from nx_gpumatch.distributed._comm import agree, alltoallv, check, same
 
 __all__ = ["Partition", "partition_edges", "block_size"]
 
@@ -134,12 +136,13 @@ def partition_edges(
     comm = get_comm(comm)
     P, me = comm.size, comm.rank
     src, dst, w = check(comm, _local_checks, src, dst, weight, duplicates)
+    same(comm, "duplicates", duplicates)
     # num_nodes: one value everywhere.
-    seen = comm.allgather(check(comm, _num_nodes, num_nodes))
-    agree(comm, None if len(set(seen)) == 1 else f"num_nodes differs across ranks: {seen}")
+    nodes = check(comm, _num_nodes, num_nodes)
+    same(comm, "num_nodes", nodes)
     local_top = int(max(src.max(initial=-1), dst.max(initial=-1)))
     top = comm.allreduce(local_top, op=_mpi_max())
-    n = top + 1 if seen[0] is None else seen[0]
+    n = top + 1 if nodes is None else nodes
     err = None
     if n >= 2**31:
         err = f"graphs need fewer than 2**31 vertices, got {n}"
@@ -147,6 +150,7 @@ def partition_edges(
         err = f"vertex ids must lie in [0, {n}), got {local_top}"
     agree(comm, err)
     # Owner of each vertex.
+    same(comm, "owner=None", owner is None)
     if owner is None:
         c = block_size(n, P)
 
@@ -157,12 +161,9 @@ def partition_edges(
         owned_gids = np.arange(lo_id, hi_id, dtype=np.int64)
     else:
         own = check(comm, _owner_array, owner, n, P)
-        # The same array everywhere: compare a checksum.
-        h = int(
-            (own.astype(np.uint64) * np.uint64(2654435761) + np.arange(n, dtype=np.uint64)).sum()
-        )
-        hs = comm.allgather(h)
-        agree(comm, None if len(set(hs)) == 1 else "owner arrays differ across ranks")
+        # The same array everywhere: compare a digest of its values.
+        digest = hashlib.blake2b(np.ascontiguousarray(own, np.int64).tobytes(), digest_size=16)
+        same(comm, "the owner array (digest)", digest.hexdigest())
 
         def owner_of(x):
             return own[x].astype(np.int64)

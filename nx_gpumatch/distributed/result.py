@@ -133,7 +133,9 @@ class DistributedMatching:
     def gather_mate(self, root=0):
         """The global mate array (length num_nodes, -1 = unmatched) on ``root``;
         None elsewhere (collective; matchings only)."""
-        mine = (self.vertices, self.mate)
+        from nx_gpumatch.distributed._comm import check
+
+        mine = (self.vertices, check(self.comm, lambda: self.mate))  # b > 1 anywhere: all raise
         parts = self.comm.gather(mine, root=root)
         if self.comm.rank != root:
             return None
@@ -146,7 +148,8 @@ class DistributedMatching:
         """Write this rank's owned vertices' partners as CSV lines
         ``vertex,partner,weight`` to ``path`` (``{rank}`` in it is replaced by
         the rank; otherwise ``.<rank>`` is appended). Returns the file name."""
-        name = path.format(rank=self.comm.rank) if "{rank}" in path else f"{path}.{self.comm.rank}"
+        rank = str(self.comm.rank)
+        name = path.replace("{rank}", rank) if "{rank}" in path else f"{path}.{rank}"
         u = np.repeat(self.vertices, np.diff(self.indptr))
         with open(name, "w") as f:
             f.write("vertex,partner,weight\n")
