@@ -18,8 +18,10 @@ Every community of the result induces a connected subgraph: a pass ends once
 local moving leaves every vertex of a level alone, and the communities are
 then refined sub-communities, each grown one connected vertex at a time.
 
-Determinism. On integer weights (sums exact in any order) the partition
-equals the CPU engine's, run after run: the refinement's random pick does not
+Determinism. On integer weights (sums exact in any order) the partition is
+the same run after run and equals the CPU engine's where the local moving
+does (see :mod:`nx_gpumatch.gpu.louvain`: levels of at least SEQUENTIAL_ARCS
+arcs lead with CPU-only sweeps): the refinement's random pick does not
 depend on the order of a row's arcs, which the two engines' aggregations
 leave in different orders. With float weights the Louvain
 engine's guarantees hold (see :mod:`nx_gpumatch.gpu.louvain`): atomic sums

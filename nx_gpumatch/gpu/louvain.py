@@ -22,7 +22,12 @@ is shared with the CPU engine (:func:`nx_gpumatch.levels.louvain`):
 :class:`LouvainEngine` runs its levels here.
 
 Determinism. On weights whose sums are exact (integers) the partition and the
-modularity equal the CPU engine's, run after run. With float weights:
+modularity are the same run after run, and equal the CPU engine's run with
+the same sweeps: the CPU engine begins levels of at least SEQUENTIAL_ARCS
+arcs with sweeps one vertex at a time (LEAD_SWEEPS; Leiden's CHASE check),
+which have no GPU counterpart, so there the partitions differ unless the CPU
+engine runs with ``sequential_arcs=0`` (as the emulation tests run both).
+With float weights:
 
 * every sum except one is taken in an order fixed by the graph (inner
   weights, degrees, merged edge weights, community degrees at the start of a
