@@ -10,6 +10,7 @@ edge id of each arc, so per-edge data is never duplicated). Vertex ids are
 from __future__ import annotations
 
 import decimal
+import io
 import math
 import numbers
 import os
@@ -639,6 +640,43 @@ def _known(index, x):
         return False
 
 
+class _NewlineAtEnd(io.RawIOBase):
+    """A binary file read as if it ended in a newline: scipy's reader (1.17)
+    crashes the process on a last line with trailing blanks or a comment and
+    no newline."""
+
+    def __init__(self, f):
+        self._f = f
+        self._last = b"\n"
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        data = self._f.read(len(b))
+        if data:
+            self._last = data[-1:]
+        elif self._last != b"\n":
+            data = self._last = b"\n"
+        b[: len(data)] = data
+        return len(data)
+
+    def close(self):
+        self._f.close()
+        super().close()
+
+
+def _ends_in_newline(path):
+    try:
+        with open(path, "rb") as f:
+            if f.seek(0, os.SEEK_END) == 0:
+                return True
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) == b"\n"
+    except OSError:
+        return True  # scipy reports the file's problem
+
+
 def _mmread(path):
     """A Matrix Market file (a path, ".gz" in any case, or an open file) as
     a scipy sparse array."""
@@ -646,10 +684,14 @@ def _mmread(path):
     import scipy.sparse as sp
 
     source = path
-    if isinstance(path, str | os.PathLike) and os.fspath(path).lower().endswith(".gz"):
-        import gzip
+    if isinstance(path, str | os.PathLike):
+        if os.fspath(path).lower().endswith(".gz"):
+            import gzip
 
-        source = gzip.open(path, "rb")  # scipy decompresses only a lower-case ".gz"
+            # scipy decompresses only a lower-case ".gz"
+            source = io.BufferedReader(_NewlineAtEnd(gzip.open(path, "rb")))
+        elif not _ends_in_newline(path):
+            source = io.BufferedReader(_NewlineAtEnd(open(path, "rb")))
     try:
         try:  # a sparse array: scipy's coming default, and no deprecation warning
             A = scipy.io.mmread(source, spmatrix=False)

@@ -335,3 +335,15 @@ def test_generators_refuse_sizes_they_cannot_draw():
     with pytest.raises(ValueError, match="at least 3 points"):
         delaunay(2)
     assert random_graph(0, 0).num_nodes == 0 and delaunay(3).num_edges == 3
+
+
+@pytest.mark.parametrize("tail", ["3 1 0.5 % note", "3 1 0.5 \t", "3 1 0.5"])
+def test_from_mtx_last_line_without_newline(tmp_path, tail):
+    # scipy's reader crashed the process on the first two (no final newline).
+    import gzip
+
+    text = f"%%MatrixMarket matrix coordinate real general\n3 3 2\n2 1 0.25\n{tail}"
+    for name, data in (("a.mtx", text.encode()), ("a.mtx.gz", gzip.compress(text.encode()))):
+        (tmp_path / name).write_bytes(data)
+        g = Graph.from_mtx(tmp_path / name)
+        assert sorted(g.edge_weight.tolist()) == [0.25, 0.5]
