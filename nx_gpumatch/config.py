@@ -34,9 +34,7 @@ def resolve_device(device, num_edges):
     from nx_gpumatch import gpu
 
     cfg = get_config()
-    device = cfg.device if device is None else device
-    if device not in _DEVICES:
-        raise ValueError(f"device must be one of {_DEVICES}, got {device!r}")
+    device = check_device(cfg.device if device is None else device)
     if device == "cpu":
         return "cpu"
     if device == "gpu":
@@ -47,6 +45,13 @@ def resolve_device(device, num_edges):
     if num_edges >= cfg.gpu_min_edges and gpu.available():
         return "gpu"
     return "cpu"
+
+
+def check_device(device):
+    """``device`` if it is one of 'auto', 'cpu', 'gpu'; else a ValueError."""
+    if device not in _DEVICES:
+        raise ValueError(f"device must be one of {_DEVICES}, got {device!r}")
+    return device
 
 
 def check_threads(threads):

@@ -351,3 +351,9 @@ def test_to_vertex_cover_takes_pairs_either_way():
     for matching in ({0: 2, 1: 3}, {2: 0, 3: 1}, {0: 2, 2: 0, 3: 1, 1: 3}):
         cover = nx.bipartite.to_vertex_cover(G, matching, top, backend="gpumatch")
         assert cover == {0, 1}
+
+
+def test_dataframe_source_and_target_must_differ():
+    df = pd.DataFrame({"u": ["a", "b"], "v": [1, 2]})
+    with pytest.raises(ValueError, match="same column 'u'"):
+        gm.maximum_bipartite_matching(df, source="u", target="u")

@@ -608,3 +608,17 @@ def test_integer_names_unknown_entry(bad, match):
 def test_integer_names_repeat():
     with pytest.raises(ValueError, match="ranks 10 twice"):
         nx_gpumatch.stable_marriage({0: [10, 10]}, {10: [0]})
+
+
+def test_inputs_refused_with_the_package_errors():
+    men, women = {"a": ["x"]}, {"x": ["a"]}
+    for algorithm in ("gale_shapley", "mcvitie_wilson"):
+        with pytest.raises(ValueError, match="device must be one of"):
+            nx_gpumatch.stable_marriage(men, women, algorithm=algorithm, device="tpu")
+    with pytest.raises(ValueError, match=r"man 0 ranks \(2,\), who is not among the women"):
+        nx_gpumatch.stable_marriage({0: [1, (2,)]}, {1: [0], 2: [0]})  # ragged for numpy
+    with pytest.raises(ValueError, match="who is not among the women"):
+        nx_gpumatch.is_stable({"a": ["x"]}, men, women)  # an unhashable partner
+    for seed in (None, 1.7, True):
+        with pytest.raises(ValueError, match="seed must be an integer"):
+            nx_gpumatch.stable_marriage_instance("easy", 10, seed=seed)

@@ -235,6 +235,8 @@ def _edge_list(df, source, target, return_cover, kw):
     for col in (source, target):
         if col not in df.columns:
             raise ValueError(f"column {col!r} not in DataFrame (columns: {list(df.columns)})")
+    if source == target:
+        raise ValueError(f"source and target name the same column {source!r}: a side each")
     rows, row_labels = pd.factorize(df[source], sort=False)
     cols, col_labels = pd.factorize(df[target], sort=False)
     if np.any(rows < 0) or np.any(cols < 0):

@@ -16,11 +16,12 @@ a name ranked by one side only is ignored. The answer is the unique
 man-optimal stable matching, whichever algorithm and engine computes it.
 """
 
+import numbers
 from collections.abc import Mapping
 
 import numpy as np
 
-from nx_gpumatch.config import get_config, resolve_device
+from nx_gpumatch.config import check_device, get_config, resolve_device
 
 ALGORITHMS = ("mcvitie_wilson", "gale_shapley")
 ENGINES = ("sequential", "parallel", "gpu")
@@ -192,12 +193,15 @@ def _encode_int_names(lists, index, total):
     span = int(keys.max()) - lo + 1
     if span > 4 * len(keys) + 1024:
         return None
-    if all(isinstance(v, np.ndarray) for v in lists):
-        flat = np.concatenate(lists) if lists else np.empty(0, np.int64)
-    else:
-        from itertools import chain
+    try:
+        if all(isinstance(v, np.ndarray) for v in lists):
+            flat = np.concatenate(lists) if lists else np.empty(0, np.int64)
+        else:
+            from itertools import chain
 
-        flat = np.array(list(chain.from_iterable(lists)))
+            flat = np.array(list(chain.from_iterable(lists)))
+    except (ValueError, TypeError):  # ragged or odd entries: the general path names them
+        return None
     # Integer entries only: a float or string must go through the dict, whose
     # equality rules (1.0 == 1) and error messages are the reference.
     if flat.ndim != 1 or flat.shape[0] != total or flat.dtype.kind not in "iu":
@@ -345,7 +349,7 @@ def solve(prefs, *, algorithm="mcvitie_wilson", engine="parallel", threads=None,
 
 
 def _choose_engine(prefs, algorithm, device, parallel, threads):
-    requested = get_config().device if device is None else device
+    requested = check_device(get_config().device if device is None else device)
     if requested == "gpu" and algorithm != "mcvitie_wilson":
         raise ValueError(
             "device='gpu' runs McVitie-Wilson only; use algorithm='mcvitie_wilson' or the CPU"
@@ -421,6 +425,13 @@ class _NotAMatching(ValueError):
     pass
 
 
+def _among(name, index):
+    try:
+        return name in index
+    except TypeError:  # unhashable: no one's name
+        return False
+
+
 def _mate_array(prefs, matching):
     n_men, n_women = prefs.n_men, prefs.n_women
     if prefs.men is None:
@@ -440,9 +451,9 @@ def _mate_array(prefs, matching):
         w_index = {w: j for j, w in enumerate(prefs.women)}
         mate = np.full(n_men, -1, np.int64)
         for m, w in matching.items():
-            if m not in m_index:
+            if not _among(m, m_index):
                 raise ValueError(f"matching names {m!r}, who is not among the men")
-            if w not in w_index:
+            if not _among(w, w_index):
                 raise ValueError(f"matching names {w!r}, who is not among the women")
             mate[m_index[m]] = w_index[w]
     used = mate[mate >= 0]
@@ -515,6 +526,8 @@ def stable_marriage_instance(kind, n, seed=0, *, threads=None):
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0 or n >= 2**31 - 1:
         raise ValueError(f"n must be an int in [0, 2**31 - 1), got {n!r}")
     n = int(n)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
     seed = int(seed) & 0xFFFFFFFFFFFFFFFF
     if kind == "hard":
         return csm.hard_instance(n, seed)
