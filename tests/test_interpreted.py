@@ -312,6 +312,11 @@ gm.louvain_communities(G, seed=1, device="cpu")
 gm.leiden_communities(G, seed=1, device="cpu")
 gm.maximum_bipartite_matching(sp.random(20, 30, density=0.1, format="csr", random_state=1))
 gm.stable_marriage({"a": ["x", "y"], "b": ["x"]}, {"x": ["b", "a"], "y": ["a"]}, device="cpu")
+# the same through networkx's dispatch
+nx.max_weight_matching(G, backend="gpumatch")
+nx.min_weight_matching(G, backend="gpumatch")
+nx.maximal_matching(G, backend="gpumatch")
+nx.community.louvain_communities(G, seed=1, backend="gpumatch")
 from nx_gpumatch.cpu._dispatch import Dispatcher
 compiled = sorted(d.py_func.__qualname__ for d in gc.get_objects()
                   if isinstance(d, Dispatcher) and d.signatures)

@@ -337,7 +337,11 @@ def _nx_min_weight_matching(G, weight="weight", *, device=None):
         return set()
     if weight is None:
         G = G.unweighted()
-    return matching_result(G, "networkx", _min_weight_mate(G))
+    from nx_gpumatch import cpu
+
+    with cpu.run("exact", G.num_edges, None):  # interpreted while small, as every call
+        mate = _min_weight_mate(G)
+    return matching_result(G, "networkx", mate)
 
 
 DISPATCH = {
