@@ -4,8 +4,10 @@ Kernels are compiled on first use and cached on disk (Numba's cache, next to
 the package or in ``NUMBA_CACHE_DIR``). A fresh machine, container image or CI
 runner therefore pays the compile time once, on its first call of each family.
 ``nx_gpumatch.warmup()`` (or ``nx-gpumatch warmup``) pays it up front: it calls
-each public function once on a tiny input, which compiles and caches exactly the
-kernels (and argument types) a real call uses.
+each public function on a tiny input (the builds small calls use) and, with more
+than one thread, on a graph just past every threshold for threads (the parallel
+builds and batched sweeps large calls use), which compiles and caches the
+kernels (and argument types) real calls use.
 
 Families of other modules are looked up by name, so a family whose function
 does not exist in this version is skipped, not an error.
@@ -16,8 +18,15 @@ import numpy as np
 __all__ = ["warmup", "FAMILIES"]
 
 
-def _graph():
-    """A tiny weighted networkx graph: the input type most calls use."""
+def _graph(large=False):
+    """A tiny weighted networkx graph (the input type most calls use), or a
+    package Graph large enough for every family's threaded builds: 40k vertices
+    and 240k arcs (kernels sized by either take their parallel build from 32k
+    elements on; Louvain's batched sweeps start at 100k arcs)."""
+    if large:
+        from nx_gpumatch.generators import random_graph
+
+        return random_graph(40_000, 120_000, seed=1)
     import networkx as nx
 
     G = nx.gnm_random_graph(40, 120, seed=1)
@@ -38,49 +47,54 @@ def _call(name, *args, **kwargs):
 
 
 def _matching(algorithm):
-    def run():
-        G = _graph()
+    def run(large):
         kw = {"seed": 1} if algorithm == "red_blue" else {}  # only red_blue is randomized
-        return _call("max_weight_matching", G, algorithm=algorithm, device="cpu", **kw)
+        return _call("max_weight_matching", _graph(large), algorithm=algorithm, device="cpu", **kw)
 
     return run
 
 
-def _maximal():
-    return _call("maximal_matching", _graph(), device="cpu")
+def _maximal(large):
+    return _call("maximal_matching", _graph(large), device="cpu")
 
 
-def _exact():
+def _exact(large):
+    if large:
+        return True  # the blossom method has no threaded build
     G = _graph()
     return _call("max_weight_matching", G, device="cpu") and _call(
         "min_weight_matching", G, device="cpu"
     )
 
 
-def _b_matching():
-    return _call("b_matching", _graph(), 2, device="cpu")
+def _b_matching(large):
+    return _call("b_matching", _graph(large), 2, device="cpu")
 
 
-def _stable_marriage():
+def _stable_marriage(large):
     rng = np.random.default_rng(1)
     n = 8
     men = {f"m{i}": [f"w{j}" for j in rng.permutation(n)] for i in range(n)}
     women = {f"w{i}": [f"m{j}" for j in rng.permutation(n)] for i in range(n)}
-    return _call("stable_marriage", men, women, device="cpu")
+    # large: the parallel engine (from 2**20 entries on), asked for by name
+    return _call("stable_marriage", men, women, device="cpu", parallel=large)
 
 
-def _louvain():
-    return _call("louvain_communities", _graph(), seed=1, device="cpu")
+def _louvain(large):
+    return _call("louvain_communities", _graph(large), seed=1, device="cpu")
 
 
-def _leiden():
-    return _call("leiden_communities", _graph(), seed=1, device="cpu")
+def _leiden(large):
+    return _call("leiden_communities", _graph(large), seed=1, device="cpu")
 
 
-def _bipartite():
+def _bipartite(large):
     import scipy.sparse as sp
 
-    a = sp.random(30, 40, density=0.1, format="csr", random_state=1)
+    if large:
+        a = sp.random(40_000, 40_000, density=5e-5, format="csr", random_state=1)
+    else:
+        a = sp.random(30, 40, density=0.1, format="csr", random_state=1)
     return _call("maximum_bipartite_matching", a, device="cpu")
 
 
@@ -103,7 +117,8 @@ FAMILIES = {
 
 def warmup(families=None, *, progress=True):
     """Compile (and cache on disk) the CPU kernels of the given families (default:
-    all), by calling each public function once on a tiny input.
+    all), by calling each public function on a tiny input and, with threads, on
+    one past the thresholds for threads (see the module notes).
 
     Use it once when building a container image, on a CI runner before timing
     anything, or after upgrading: later processes then load the cached kernels
@@ -112,6 +127,7 @@ def warmup(families=None, *, progress=True):
     """
     import time
 
+    import numba
     from tqdm import tqdm
 
     from nx_gpumatch import cpu
@@ -126,7 +142,9 @@ def warmup(families=None, *, progress=True):
         bar.set_postfix_str(name)
         t = time.perf_counter()
         with cpu.interpreted(False):  # compile, even where small calls run interpreted
-            ok = FAMILIES[name]()
+            ok = FAMILIES[name](False)
+            if ok and numba.get_num_threads() > 1:
+                FAMILIES[name](True)  # the threaded builds
         if ok:
             times[name] = time.perf_counter() - t
     bar.close()

@@ -2,6 +2,7 @@
 parallel builds of a kernel, and the cold-start benchmark."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -160,3 +161,29 @@ def test_kernels_run_without_a_writable_cache_folder():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.split() == ["True", "1"], out.stderr[-2000:]
+
+
+WARM_THEN_LARGE = r"""
+import sys
+import nx_gpumatch as gm
+from nx_gpumatch.generators import random_graph
+if sys.argv[1] == "warmup":
+    gm.warmup(["suitor", "louvain"], progress=False)
+else:
+    g = random_graph(60_000, 400_000, seed=2)
+    gm.max_weight_matching(g, algorithm="suitor")
+    gm.louvain_communities(g, seed=3)
+"""
+
+
+def test_warmup_compiles_what_a_large_call_uses(tmp_path):
+    """After warmup, a large call in a new process (threads, batched sweeps)
+    loads every kernel from the cache and compiles none."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_NUM_THREADS="2")
+    for step in ("warmup", "large"):
+        before = {p.name for p in tmp_path.rglob("*") if p.is_file()}
+        subprocess.run(
+            [sys.executable, "-c", WARM_THEN_LARGE, step], env=env, check=True, timeout=600
+        )
+    new = {p.name for p in tmp_path.rglob("*") if p.is_file()} - before
+    assert not new, f"compiled after warmup: {sorted(new)}"

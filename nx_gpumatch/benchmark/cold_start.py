@@ -39,7 +39,7 @@ from nx_gpumatch.warmup import FAMILIES
 names = sys.argv[1].split(",") if len(sys.argv) > 1 and sys.argv[1] else []
 ran = []
 for name in names:
-    if FAMILIES[name]():
+    if FAMILIES[name](False):
         ran.append(name)
 t2 = time.perf_counter()
 c2 = time.process_time()
