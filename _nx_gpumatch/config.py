@@ -18,6 +18,10 @@ def _is_int(x):
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
+# Values of an environment switch that turn it off.
+_OFF = ("0", "false", "no", "off")
+
+
 class GpumatchConfig(Config):
     """Settings of the gpumatch backend.
 
@@ -43,8 +47,8 @@ class GpumatchConfig(Config):
         Run a family's kernels interpreted (their Python source, same results)
         on small inputs while they are not compiled yet, so a first call takes
         milliseconds instead of a compile. False: always compile. The
-        environment variable NX_GPUMATCH_INTERPRET_SMALL=0 sets the default
-        to False (the test suite sets it, so child processes compile too).
+        environment variable NX_GPUMATCH_INTERPRET_SMALL=0 (or false, no,
+        off) sets the default to False (the test suite sets it, so child processes compile too).
     """
 
     device: str = "auto"
@@ -52,7 +56,7 @@ class GpumatchConfig(Config):
     gpu_min_edges: int = 200_000
     louvain_coarse_threshold: float = 1e-7
     louvain_fine_below: int = 100_000
-    interpret_small: bool = os.environ.get("NX_GPUMATCH_INTERPRET_SMALL", "1") != "0"
+    interpret_small: bool = os.environ.get("NX_GPUMATCH_INTERPRET_SMALL", "1").lower() not in _OFF
 
     def _on_setattr(self, key, value):
         if key == "device" and value not in _DEVICES:

@@ -3,6 +3,7 @@ types, and clear errors for bad input."""
 
 import importlib
 import inspect
+import os
 import subprocess
 import sys
 import warnings
@@ -392,3 +393,11 @@ def test_gpu_request_for_exact_matching_says_it_has_no_gpu_engine():
             gm.max_weight_matching(G)
         with pytest.raises(ValueError, match="no GPU engine"):
             nx.max_weight_matching(G, backend="gpumatch")
+
+
+@pytest.mark.parametrize("value, on", [("0", False), ("false", False), ("No", False), ("1", True)])
+def test_interpret_small_environment_switch(value, on):
+    code = "import networkx as nx; print(nx.config.backends.gpumatch.interpret_small)"
+    env = dict(os.environ, NX_GPUMATCH_INTERPRET_SMALL=value)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == str(on), out.stderr
