@@ -48,7 +48,8 @@ class GpumatchConfig(Config):
         on small inputs while they are not compiled yet, so a first call takes
         milliseconds instead of a compile. False: always compile. The
         environment variable NX_GPUMATCH_INTERPRET_SMALL=0 (or false, no,
-        off) sets the default to False (the test suite sets it, so child processes compile too).
+        off) sets the default to False (the test suite sets it, so child
+        processes compile too).
     """
 
     device: str = "auto"
