@@ -23,6 +23,7 @@ def random_graph(n, m, seed=0, weights="uniform"):
     in [0, 1) (``weights="integer"``: uniform integers 1..100; None: all 1)."""
     if n < 0 or m < 0 or (n == 0 and m > 0):
         raise ValueError(f"need n >= 0 and m >= 0, and n >= 1 for m > 0; got n={n}, m={m}")
+    _check_size(n, m)
     rng = np.random.default_rng(seed)
     src = rng.integers(0, n, m, dtype=np.int64)
     dst = rng.integers(0, n, m, dtype=np.int64)
@@ -43,9 +44,10 @@ def rmat(scale, edge_factor=8, kind="g500", seed=0, weights="uniform"):
     a, b, c, d = RMAT_PARAMS[kind] if isinstance(kind, str) else kind
     if abs(a + b + c + d - 1) > 1e-9:
         raise ValueError("R-MAT probabilities must sum to 1")
-    rng = np.random.default_rng(seed)
     n = 1 << scale
     m = edge_factor * n
+    _check_size(n, m)
+    rng = np.random.default_rng(seed)
     src = np.zeros(m, np.int64)
     dst = np.zeros(m, np.int64)
     for bit in range(scale):
@@ -98,6 +100,16 @@ def delaunay(n, seed=0, weights="distance"):
     else:
         w = _weights(rng, len(src), weights)
     return Graph.from_arrays(src, dst, w, num_nodes=n, duplicates="max")
+
+
+def _check_size(n, m):
+    """ValueError / MemoryError before drawing a graph that cannot be held."""
+    from nx_gpumatch._input import check_memory, input_bytes
+    from nx_gpumatch.graph import MAX_NODES
+
+    if n >= MAX_NODES:
+        raise ValueError(f"graphs need fewer than 2**31 vertices (int32 ids), got {n}")
+    check_memory(input_bytes(n, n, m), f"a graph of {n} vertices and {m} drawn edges")
 
 
 def _weights(rng, m, kind):

@@ -10,10 +10,8 @@ edge id of each arc, so per-edge data is never duplicated). Vertex ids are
 from __future__ import annotations
 
 import decimal
-import io
 import math
 import numbers
-import os
 
 import numpy as np
 
@@ -400,18 +398,26 @@ class Graph:
         """Graph from a Matrix Market file, as the SuiteSparse inputs are used for
         matching: the diagonal is ignored and |a_ij| is the weight. A line that
         repeats a coordinate is one more candidate value: the largest |a_ij|
-        is kept, as ``nx_gpumatch.distributed.read_mtx`` keeps it."""
-        return cls._from_sparse(_mmread(path), absolute=True, sum_duplicates=False, diagonal=False)
+        is kept, as ``nx_gpumatch.distributed.read_mtx`` keeps it.
+
+        The sizes the header declares are checked against what the file can hold
+        and the memory available before anything is allocated (ValueError,
+        MemoryError); a ".gz" file is decompressed with a bound."""
+        from nx_gpumatch._input import mmread
+
+        return cls._from_sparse(mmread(path), absolute=True, sum_duplicates=False, diagonal=False)
 
     @classmethod
     def _from_sparse(cls, A, *, absolute, sum_duplicates, diagonal=True):
         import scipy.sparse as sp
 
+        from nx_gpumatch._input import check_sparse
+
         if not sp.issparse(A):
             raise ValueError("expected a scipy sparse matrix or array")
         if len(A.shape) != 2 or A.shape[0] != A.shape[1]:
             raise ValueError(f"expected a 2-D square adjacency matrix, got shape {A.shape}")
-        coo = A.tocoo(copy=True)
+        coo = check_sparse(A, "adjacency matrix").tocoo(copy=True)
         if sum_duplicates:
             coo.sum_duplicates()
         row, col, data = coo.row, coo.col, coo.data
@@ -638,70 +644,3 @@ def _known(index, x):
         return x in index
     except TypeError:  # unhashable
         return False
-
-
-class _NewlineAtEnd(io.RawIOBase):
-    """A binary file read as if it ended in a newline: scipy's reader (1.17)
-    crashes the process on a last line with trailing blanks or a comment and
-    no newline."""
-
-    def __init__(self, f):
-        self._f = f
-        self._last = b"\n"
-
-    def readable(self):
-        return True
-
-    def readinto(self, b):
-        data = self._f.read(len(b))
-        if data:
-            self._last = data[-1:]
-        elif self._last != b"\n":
-            data = self._last = b"\n"
-        b[: len(data)] = data
-        return len(data)
-
-    def close(self):
-        self._f.close()
-        super().close()
-
-
-def _ends_in_newline(path):
-    try:
-        with open(path, "rb") as f:
-            if f.seek(0, os.SEEK_END) == 0:
-                return True
-            f.seek(-1, os.SEEK_END)
-            return f.read(1) == b"\n"
-    except OSError:
-        return True  # scipy reports the file's problem
-
-
-def _mmread(path):
-    """A Matrix Market file (a path, ".gz" in any case, or an open file) as
-    a scipy sparse array."""
-    import scipy.io
-    import scipy.sparse as sp
-
-    source = path
-    if isinstance(path, str | os.PathLike):
-        if os.fspath(path).lower().endswith(".gz"):
-            import gzip
-
-            # scipy decompresses only a lower-case ".gz"
-            source = io.BufferedReader(_NewlineAtEnd(gzip.open(path, "rb")))
-        elif not _ends_in_newline(path):
-            source = io.BufferedReader(_NewlineAtEnd(open(path, "rb")))
-    try:
-        try:  # a sparse array: scipy's coming default, and no deprecation warning
-            A = scipy.io.mmread(source, spmatrix=False)
-        except TypeError:  # scipy before the keyword
-            A = scipy.io.mmread(source)
-    except OverflowError as exc:  # an integer beyond int64
-        raise ValueError(f"{path}: {exc}") from None
-    finally:
-        if source is not path:
-            source.close()
-    if not sp.issparse(A):
-        A = sp.coo_array(A)
-    return A

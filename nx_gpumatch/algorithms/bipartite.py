@@ -33,14 +33,11 @@ class Biadjacency:
     def __init__(self, nrows, ncols, cptr, crows):
         self.nrows = int(nrows)
         self.ncols = int(ncols)
+        from nx_gpumatch._input import check_compressed
+
+        check_compressed(cptr, crows, self.ncols, self.nrows, "biadjacency")
         self.cptr = np.ascontiguousarray(cptr, np.int64)
         self.crows = np.ascontiguousarray(crows, np.int32)
-        if self.cptr.shape != (self.ncols + 1,) or self.cptr[0] != 0:
-            raise ValueError("cptr must have ncols + 1 entries starting at 0")
-        if np.any(np.diff(self.cptr) < 0) or self.cptr[-1] != self.crows.shape[0]:
-            raise ValueError("cptr must be non-decreasing and end at len(crows)")
-        if self.crows.size and (self.crows.min() < 0 or self.crows.max() >= self.nrows):
-            raise ValueError(f"row ids must lie in [0, {self.nrows})")
 
     @classmethod
     def from_scipy(cls, A):
@@ -57,6 +54,9 @@ class Biadjacency:
         nrows, ncols = A.shape
         if max(nrows, ncols) >= 2**31 - 1:
             raise ValueError("more than 2**31 - 2 rows or columns are not supported")
+        from nx_gpumatch._input import check_sparse
+
+        check_sparse(A, "graph")
         if A.format == "csc":
             return cls(nrows, ncols, A.indptr, A.indices), False
         csr = A if A.format == "csr" else A.tocsr()
@@ -213,9 +213,9 @@ def maximum_bipartite_matching(
     if kind in ("pandas", "cudf"):
         return _edge_list(graph, source, target, return_cover, kw)
     if isinstance(graph, str) or hasattr(graph, "__fspath__"):
-        from nx_gpumatch.graph import _mmread
+        from nx_gpumatch._input import mmread
 
-        graph = _mmread(graph)
+        graph = mmread(graph)
     bi, swapped = Biadjacency.from_scipy(graph)
     rmatch, cmatch, row_cover, col_cover = solve(bi, **kw)
     if swapped:  # our columns are the matrix's rows

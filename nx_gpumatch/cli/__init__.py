@@ -60,3 +60,8 @@ def main(argv=None):
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"error: {message}", file=sys.stderr)
         return 2
+    # An input too large for this machine is as much the user's to fix.
+    except MemoryError as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else "no detail"
+        print(f"error: out of memory: {message}", file=sys.stderr)
+        return 2

@@ -71,9 +71,9 @@ def _load(args):
         return bipartite_graph(args.generate, args.n, args.seed), None
     try:
         if args.input.lower().endswith((".mtx", ".mtx.gz")):
-            from nx_gpumatch.graph import _mmread
+            from nx_gpumatch._input import mmread
 
-            return sp.csr_array(_mmread(args.input)), None
+            return sp.csr_array(mmread(args.input)), None
         import pandas as pd
 
         df = pd.read_csv(args.input)
