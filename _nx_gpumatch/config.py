@@ -18,8 +18,27 @@ def _is_int(x):
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
-# Values of an environment switch that turn it off.
+# Values of an environment switch (any case, blanks around ignored).
+_ON = ("1", "true", "yes", "on")
 _OFF = ("0", "false", "no", "off")
+
+
+def _env_switch(name, default):
+    """The bool an environment variable sets; unset or empty: ``default``. A value
+    that is neither on nor off is refused (ValueError): read as True, a typo of
+    "off" would leave the switch on."""
+    raw = os.environ.get(name, "")
+    text = raw.strip().lower()
+    if not text:
+        return default
+    if text in _ON:
+        return True
+    if text in _OFF:
+        return False
+    raise ValueError(
+        f"environment variable {name}={raw!r} is not understood: use one of "
+        f"{', '.join(_ON)} (on) or {', '.join(_OFF)} (off)"
+    )
 
 
 class GpumatchConfig(Config):
@@ -49,7 +68,8 @@ class GpumatchConfig(Config):
         milliseconds instead of a compile. False: always compile. The
         environment variable NX_GPUMATCH_INTERPRET_SMALL=0 (or false, no,
         off) sets the default to False (the test suite sets it, so child
-        processes compile too).
+        processes compile too); 1, true, yes, on or unset: True; any other
+        value is refused with a ValueError.
     """
 
     device: str = "auto"
@@ -57,7 +77,7 @@ class GpumatchConfig(Config):
     gpu_min_edges: int = 200_000
     louvain_coarse_threshold: float = 1e-7
     louvain_fine_below: int = 100_000
-    interpret_small: bool = os.environ.get("NX_GPUMATCH_INTERPRET_SMALL", "1").lower() not in _OFF
+    interpret_small: bool = _env_switch("NX_GPUMATCH_INTERPRET_SMALL", True)
 
     def _on_setattr(self, key, value):
         if key == "device" and value not in _DEVICES:

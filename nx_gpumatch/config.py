@@ -9,7 +9,7 @@ import numbers
 
 from _nx_gpumatch.config import _DEVICES, GpumatchConfig
 
-__all__ = ["GpumatchConfig", "check_threads", "get_config", "resolve_device"]
+__all__ = ["GpumatchConfig", "check_bool", "check_threads", "get_config", "resolve_device"]
 
 
 def get_config():
@@ -62,3 +62,17 @@ def check_threads(threads):
     ):
         raise ValueError(f"threads must be a positive int or None (all cores), got {threads!r}")
     return None if threads is None else int(threads)
+
+
+def check_bool(value, name, *, none=False):
+    """``value`` as a bool when it is True or False (a numpy bool too), or None
+    where ``none`` allows it; anything else (a string such as 'yes' or 'no'
+    included, which Python would take as True) is a ValueError."""
+    import numpy as np
+
+    if value is None and none:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    allowed = "True, False or None" if none else "True or False"
+    raise ValueError(f"{name} must be {allowed}, got {value!r}")

@@ -128,6 +128,10 @@ def warmup(families=None, *, progress=True):
     import time
 
     import numba
+
+    from nx_gpumatch.config import check_bool
+
+    progress = check_bool(progress, "progress")
     from tqdm import tqdm
 
     from nx_gpumatch import cpu

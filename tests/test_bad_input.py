@@ -212,3 +212,79 @@ def test_cli_reports_out_of_memory_inputs_as_errors(tmp_path):
         assert rc == 2, (args, err[-2000:])
         assert err.strip().splitlines()[-1].startswith("error: "), (args, err[-2000:])
         assert "Traceback" not in err, (args, err[-2000:])
+
+
+# ------------------------------------------------------ switches and flags
+@pytest.mark.parametrize(
+    "value, expected",
+    [("0", "False"), (" no ", "False"), ("OFF", "False"), ("yes", "True"), ("", "True")],
+)
+def test_interpret_small_environment_values(value, expected):
+    code = """
+    import nx_gpumatch, networkx as nx
+    print(nx.config.backends.gpumatch.interpret_small)
+    """
+    rc, out, err = run_child(code, env={"NX_GPUMATCH_INTERPRET_SMALL": value})
+    assert rc == 0, err[-2000:]
+    assert out.strip() == expected
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "nope"])
+def test_interpret_small_environment_value_not_understood_is_refused(value):
+    code = """
+    import warnings
+    warnings.simplefilter("ignore")  # networkx warns that the backend did not load
+    try:
+        import nx_gpumatch
+        print("ACCEPTED")
+    except ValueError as exc:
+        print("REFUSED", exc)
+    """
+    rc, out, err = run_child(code, env={"NX_GPUMATCH_INTERPRET_SMALL": value})
+    assert rc == 0, err[-2000:]
+    assert out.startswith("REFUSED") and "NX_GPUMATCH_INTERPRET_SMALL" in out, out
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: gm.stable_marriage({0: [0]}, {0: [0]}, parallel="yes"),
+        lambda: gm.stable_marriage({0: [0]}, {0: [0]}, parallel=1),
+        lambda: gm.max_weight_matching(_path(), maxcardinality="no"),
+        lambda: gm.is_matching(_path(), set(), maximal="yes"),
+        lambda: gm.maximum_bipartite_matching(_biadjacency(), return_cover="no"),
+        lambda: gm.louvain_communities(_path(), progress="no"),
+        lambda: gm.leiden_communities(_path(), progress="no"),
+        lambda: gm.warmup([], progress="no"),
+    ],
+    ids=[
+        "stable_marriage-parallel-str",
+        "stable_marriage-parallel-int",
+        "max_weight_matching-maxcardinality",
+        "is_matching-maximal",
+        "maximum_bipartite_matching-return_cover",
+        "louvain-progress",
+        "leiden-progress",
+        "warmup-progress",
+    ],
+)
+def test_flags_that_are_not_bools_are_refused(call):
+    with pytest.raises(ValueError, match="must be True"):
+        call()
+
+
+def test_flags_take_numpy_bools():
+    assert gm.stable_marriage({0: [0]}, {0: [0]}, parallel=np.bool_(False)) == {0: 0}
+    assert len(gm.max_weight_matching(_path(), maxcardinality=np.True_)) == 1
+
+
+def _path():
+    import networkx as nx
+
+    return nx.path_graph(3)
+
+
+def _biadjacency():
+    import scipy.sparse as sp
+
+    return sp.csr_array(np.eye(2))

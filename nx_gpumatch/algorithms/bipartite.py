@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nx_gpumatch.config import resolve_device
+from nx_gpumatch.config import check_bool, resolve_device
 
 ALGORITHMS = ("auto", "hopcroft_karp", "apfb", "apsb")
 # "auto" on the CPU: at most this many APFB phases, then Hopcroft-Karp, whose
@@ -206,6 +206,7 @@ def maximum_bipartite_matching(
     kind = input_kind(graph)
     if perm_type not in ("row", "column"):
         raise ValueError(f"perm_type must be 'row' or 'column', got {perm_type!r}")
+    return_cover = check_bool(return_cover, "return_cover")
     if kind in ("networkx", "graph"):
         return _general_graph(graph, kind, top_nodes, return_cover, kw)
     if top_nodes is not None:

@@ -25,7 +25,7 @@ import numpy as np
 from nx_gpumatch.algorithms import louvain as lv
 from nx_gpumatch.algorithms._convert import to_graph
 from nx_gpumatch.algorithms.louvain import PARALLEL_EDGES
-from nx_gpumatch.config import get_config, resolve_device
+from nx_gpumatch.config import check_bool, get_config, resolve_device
 
 __all__ = ["leiden_communities", "leiden_partitions"]
 
@@ -77,6 +77,7 @@ def levels(
     ``pass``). ``passes``: at most this many passes (None: until a pass gains
     under 2.5% of the modularity, see :mod:`nx_gpumatch.cpu.leiden`)."""
     _check_params(resolution, theta)
+    check_bool(progress, "progress", none=True)
     if passes is not None and (
         isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 1
     ):

@@ -30,7 +30,7 @@ import sys
 import numpy as np
 
 from nx_gpumatch.algorithms._convert import label_array, to_graph
-from nx_gpumatch.config import get_config, resolve_device
+from nx_gpumatch.config import check_bool, get_config, resolve_device
 
 # A MultiGraph clusters as the Graph with each pair's parallel edges summed
 # (networkx's Louvain and Leiden convert it so); see Graph.from_networkx.
@@ -197,6 +197,7 @@ def levels(
     never.
     """
     _check_params(resolution, threshold)
+    check_bool(progress, "progress", none=True)
     _check_weights(graph)
     cfg = get_config()
     indptr, indices, w, loop, _shift = _arrays(graph, weighted)  # (Q does not depend on it)

@@ -14,7 +14,7 @@ from nx_gpumatch.algorithms._convert import (
     matching_result,
     mate_from_result,
 )
-from nx_gpumatch.config import check_threads, get_config, resolve_device
+from nx_gpumatch.config import check_bool, check_threads, get_config, resolve_device
 
 APPROXIMATE = ("suitor", "local_max", "greedy", "red_blue")
 EXACT = ("blossom",)
@@ -223,6 +223,8 @@ def max_weight_matching(
     the matched edges (the caller's columns, orientation and dtypes; the same
     library); otherwise an int64 ``mate`` array (mate[v] = partner, -1 = unmatched).
     """
+    # networkx's own function takes any truthy value; this one asks for a bool.
+    maxcardinality = check_bool(maxcardinality, "maxcardinality")
     algorithm, select = check_options(
         algorithm,
         maxcardinality=maxcardinality,
@@ -279,6 +281,7 @@ def is_matching(G, result, *, maximal=False, weight="weight", source="source", t
     """True if ``result`` (in any of the result types) is a matching of G (and
     maximal, if asked): every pair an edge of G, no vertex twice. A result that
     names a node or vertex id not in G, or has the wrong shape, gives False."""
+    maximal = check_bool(maximal, "maximal")
     inp = convert(G, weight=None, source=source, target=target)
     try:
         mate = mate_from_result(inp, result)

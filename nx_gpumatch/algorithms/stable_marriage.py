@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from nx_gpumatch.config import check_device, get_config, resolve_device
+from nx_gpumatch.config import check_bool, check_device, get_config, resolve_device
 
 ALGORITHMS = ("mcvitie_wilson", "gale_shapley")
 ENGINES = ("sequential", "parallel", "gpu")
@@ -407,6 +407,7 @@ def stable_marriage(
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    parallel = check_bool(parallel, "parallel", none=True)
     prefs = _as_prefs(men_prefs, women_prefs, threads)
     engine = _choose_engine(prefs, algorithm, device, parallel, threads)
     mate, _ = solve(prefs, algorithm=algorithm, engine=engine, threads=threads)
