@@ -9,6 +9,7 @@ In networkx's test mode results pass through :meth:`convert_to_nx`; they are
 plain Python objects already.
 """
 
+import decimal
 import importlib
 import warnings
 
@@ -126,16 +127,16 @@ def _weight_reason(G, weight):
     if cache is not None and key in cache:
         return _reason_or_raise(cache[key])
     reason = None
-    import math
-
     import numpy as np
 
     for u, v, w in G.edges(data=weight, default=1):
         t = type(w)
+        # NaN and infinity are errors in any float type (long double, Decimal
+        # too), not a reason to hand the call to networkx.
+        if isinstance(w, float | np.floating | decimal.Decimal) and not _finite(w):
+            reason = ("error", f"weight values must be finite; edge ({u!r}, {v!r}) has {w!r}")
+            break
         if t is float or (isinstance(w, np.floating) and w.dtype.itemsize <= 8):
-            if not math.isfinite(w):
-                reason = ("error", f"weight values must be finite; edge ({u!r}, {v!r}) has {w!r}")
-                break
             continue  # float64 holds these exactly
         if (t is int or isinstance(w, np.integer)) and t is not bool:
             if abs(int(w)) > MAX_EXACT_INT:
@@ -150,6 +151,12 @@ def _weight_reason(G, weight):
     if cache is not None:
         cache[key] = reason
     return _reason_or_raise(reason)
+
+
+def _finite(w):
+    import numpy as np
+
+    return w.is_finite() if isinstance(w, decimal.Decimal) else bool(np.isfinite(w))
 
 
 def _reason_or_raise(reason):

@@ -288,3 +288,40 @@ def _biadjacency():
     import scipy.sparse as sp
 
     return sp.csr_array(np.eye(2))
+
+
+# ------------------------------------------------------- networkx contract
+@pytest.mark.parametrize("name", ["maximum_matching", "hopcroft_karp_matching"])
+def test_unknown_top_node_is_a_key_error_as_in_networkx(name):
+    import networkx as nx
+
+    G = nx.complete_bipartite_graph(2, 2)
+    func = getattr(nx.bipartite, name)
+    with pytest.raises(KeyError):
+        func(G, top_nodes=[0, 1, 99])  # networkx's own answer
+    with pytest.raises(KeyError):
+        func(G, top_nodes=[0, 1, 99], backend="gpumatch")
+    with pytest.raises(KeyError):
+        gm.maximum_bipartite_matching(G, top_nodes=[0, 1, 99])
+    assert len(func(G, top_nodes=[0, 1], backend="gpumatch")) == 4
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda nx, G: nx.max_weight_matching(G),
+        lambda nx, G: nx.min_weight_matching(G),
+        lambda nx, G: nx.community.louvain_communities(G, seed=1),
+    ],
+    ids=["max_weight_matching", "min_weight_matching", "louvain_communities"],
+)
+def test_non_finite_long_double_weight_is_an_error_not_a_fallback(call, bad):
+    import networkx as nx
+
+    G = nx.Graph()
+    G.add_edge(0, 1, weight=np.longdouble(bad))
+    G.add_edge(1, 2, weight=1.0)
+    with nx.config(backend_priority=["gpumatch"]):
+        with pytest.raises(ValueError, match="must be finite"):
+            call(nx, G)

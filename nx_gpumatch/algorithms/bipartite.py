@@ -176,7 +176,8 @@ def maximum_bipartite_matching(
         stored entry is an edge), Matrix Market path, pandas/cuDF DataFrame edge
         list (``source`` nodes one side, ``target`` nodes the other), networkx
         graph or :class:`nx_gpumatch.Graph` (sides from ``top_nodes``, else
-        networkx's ``bipartite.sets`` rule: a connected graph's 2-colouring).
+        networkx's ``bipartite.sets`` rule: a connected graph's 2-colouring; a
+        top node that is not in the graph is a KeyError, as in networkx).
     perm_type : "row" or "column"
         Matrix inputs: "row" gives, per column, its matched row; "column" gives,
         per row, its matched column (-1 = unmatched), as scipy.
@@ -341,6 +342,7 @@ def _general_graph(graph, kind, top_nodes, return_cover, kw):
     from nx_gpumatch.algorithms._convert import to_graph
 
     G, _ = to_graph(graph, weight=None)
+    _check_top_nodes(G, top_nodes)
     mate, cover = graph_matching(G, top_nodes, **kw)
     if kind == "graph":
         return (mate, np.flatnonzero(cover)) if return_cover else mate
@@ -361,7 +363,20 @@ def bipartite_vertex_cover(graph, top_nodes=None, **kw):
 # These receive the Graph networkx converted and return networkx's types.
 
 
+def _check_top_nodes(G, top_nodes):
+    """KeyError for a top node that is not a node of G, as networkx's
+    Hopcroft-Karp raises when it looks the node up (rather than answering
+    for a graph the caller did not mean)."""
+    if top_nodes is None:
+        return
+    known = G.cached("node_set", lambda: set(G.labels()))
+    for v in top_nodes:
+        if v not in known:
+            raise KeyError(v)
+
+
 def _nx_hopcroft_karp_matching(G, top_nodes=None):
+    _check_top_nodes(G, top_nodes)
     return _as_dict(G, graph_matching(G, top_nodes)[0])
 
 
