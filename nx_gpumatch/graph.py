@@ -391,6 +391,9 @@ class Graph:
 
         The pattern is symmetrized; when a_ij and a_ji differ the heavier is kept.
         """
+        from nx_gpumatch.config import check_bool
+
+        absolute = check_bool(absolute, "absolute")
         return cls._from_sparse(A, absolute=absolute, sum_duplicates=True)
 
     @classmethod

@@ -256,6 +256,7 @@ def test_interpret_small_environment_value_not_understood_is_refused(value):
         lambda: gm.louvain_communities(_path(), progress="no"),
         lambda: gm.leiden_communities(_path(), progress="no"),
         lambda: gm.warmup([], progress="no"),
+        lambda: gm.Graph.from_scipy(_biadjacency(), absolute="no"),
     ],
     ids=[
         "stable_marriage-parallel-str",
@@ -266,6 +267,7 @@ def test_interpret_small_environment_value_not_understood_is_refused(value):
         "louvain-progress",
         "leiden-progress",
         "warmup-progress",
+        "Graph.from_scipy-absolute",
     ],
 )
 def test_flags_that_are_not_bools_are_refused(call):
