@@ -157,7 +157,7 @@ def input_bytes(rows, cols, entries):
 
 
 # ----------------------------------------------------------- Matrix Market
-_BANNER = re.compile(rb"%%matrixmarket\s+matrix\s+(\w+)\s+(\w+)\s+(\w+)", re.IGNORECASE)
+_BANNER = re.compile(rb"%%matrixmarket\s+matrix\s+(\w+)\s+(\w+)\s+([\w-]+)", re.IGNORECASE)
 # The header holds a banner, comments and a size line; a line longer than this
 # is not one of them (scipy would read it whole).
 _MAX_HEADER_LINE = 1 << 16
@@ -200,8 +200,8 @@ def _declared(name, head, capacity):
         raise ValueError(f"{name}: the size line declares negative sizes {sizes}")
     rows, cols = sizes[:2]
     lines = sizes[2] if fmt == "coordinate" else rows * cols
-    if fmt == "array" and symmetry != "general":
-        lines = (rows * (rows + 1)) // 2
+    if fmt == "array" and symmetry != "general":  # one triangle, without the diagonal if skew
+        lines = (rows * (rows - 1 if symmetry == "skew-symmetric" else rows + 1)) // 2
     need = lines * MIN_ENTRY_BYTES[fmt]
     if capacity is not None and need > capacity - used:
         raise ValueError(

@@ -66,6 +66,17 @@ def _nx_inputs():
     def labels():
         return nx.Graph([("a", (1, 2)), ((1, 2), 3.5), (3.5, frozenset({1}))])
 
+    def missing_weight():
+        G = _path()
+        del G[1][2]["weight"]
+        return G
+
+    def isolated():
+        G = nx.Graph()
+        G.add_nodes_from(range(6))
+        G.add_edge(2, 4, weight=1.5)
+        return G
+
     def one_node():
         G = nx.Graph()
         G.add_node("x")
@@ -85,6 +96,11 @@ def _nx_inputs():
         "object_weight": lambda: _path({(0, 1): object()}),
         "decimal_inexact": lambda: _path({(0, 1): decimal.Decimal("0.1")}),
         "int_beyond_2_53": lambda: _path({(0, 1): 2**60 + 1}),
+        "np_int_beyond_2_53": lambda: _path({(0, 1): np.int64(2**60 + 1)}),
+        "np_uint64_huge": lambda: _path({(0, 1): np.uint64(2**63 + 5)}),
+        "np_float32_nan": lambda: _path({(0, 1): np.float32("nan")}),
+        "missing_weight": missing_weight,
+        "isolated": isolated,
         "self_loop": self_loop,
         "directed": directed,
         "multigraph": multigraph,
@@ -109,11 +125,14 @@ BAD_WEIGHTS = {
     "object_weight",
     "decimal_inexact",
     "int_beyond_2_53",
+    "np_int_beyond_2_53",
+    "np_uint64_huge",
+    "np_float32_nan",
 }
 
 
 # Weights the README calls an error however the backend is reached.
-NON_FINITE = {"nan_weight", "inf_weight", "neginf_weight", "longdouble_nan"}
+NON_FINITE = {"nan_weight", "inf_weight", "neginf_weight", "longdouble_nan", "np_float32_nan"}
 
 
 def _other_inputs():
@@ -136,8 +155,35 @@ def _other_inputs():
         A.data[0] = np.nan
         return A
 
+    def gm_graph(n=4, src=(0, 1, 2), dst=(1, 2, 3)):
+        import nx_gpumatch as gm
+
+        return lambda: gm.Graph.from_arrays(list(src), list(dst), num_nodes=n)
+
     return {
+        "gm_graph": gm_graph(),
+        "gm_graph_empty": gm_graph(0, (), ()),
+        "gm_graph_isolated": gm_graph(9, (3,), (7,)),
+        "df_valid": lambda: pd.DataFrame(
+            {"source": [0, 1, 2], "target": [1, 2, 3], "weight": [1.0, 2, 3]}
+        ),
+        "df_loops_and_repeats": lambda: pd.DataFrame(
+            {"source": [0, 1, 1, 2], "target": [0, 2, 2, 1], "weight": [1.0, 2, 5, 3]}
+        ),
+        "df_mixed_ids": lambda: pd.DataFrame(
+            {"source": [0, "a", 2.5], "target": ["a", 2.5, (1,)], "weight": [1.0, 2, 3]}
+        ),
+        "df_empty": lambda: pd.DataFrame({"source": [], "target": [], "weight": []}),
         "sp_valid": csr,
+        "sp_empty": lambda: sp.csr_array((0, 0)),
+        "sp_explicit_zero": lambda: sp.csr_array(
+            (np.array([0.0, 0.0]), np.array([1, 0]), np.array([0, 1, 2])), shape=(2, 2)
+        ),
+        "sp_int64_min": lambda: sp.csr_array(
+            (np.array([-(2**63), -(2**63)]), np.array([1, 0]), np.array([0, 1, 2])), shape=(2, 2)
+        ),
+        "sp_bool": lambda: sp.csr_array(np.array([[False, True], [True, False]])),
+        "sp_complex": lambda: sp.csr_array(np.array([[0, 1j], [1j, 0]])),
         "sp_nonsquare": lambda: sp.csr_array(np.ones((2, 3))),
         "sp_nan": nan_data,
         "sp_indptr_beyond": spoiled(lambda A: A.indptr.__setitem__(-1, 50)),

@@ -151,6 +151,18 @@ def test_dense_mtx_declaring_more_values_than_the_file_holds_is_refused(tmp_path
         gm.Graph.from_mtx(path)
 
 
+@pytest.mark.parametrize(
+    "symmetry, values, weights",
+    [("skew-symmetric", "1\n2\n3\n", [1.0, 2.0, 3.0]), ("symmetric", "1\n2\n3\n", [2.0])],
+)
+def test_dense_triangle_files_of_the_smallest_size_are_read(tmp_path, symmetry, values, weights):
+    # A skew-symmetric file stores no diagonal: 3 values for 3 x 3, 2 bytes each.
+    path = tmp_path / "t.mtx"
+    n = 3 if symmetry == "skew-symmetric" else 2
+    path.write_text(f"%%MatrixMarket matrix array real {symmetry}\n{n} {n}\n{values}")
+    assert sorted(gm.Graph.from_mtx(path).edge_weight.tolist()) == weights
+
+
 def test_gzip_bomb_is_decompressed_with_a_bound(tmp_path):
     path = tmp_path / "bomb.mtx.gz"
     with gzip.open(path, "wb") as f:
