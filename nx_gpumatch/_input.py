@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import zlib
 
 import numpy as np
 
@@ -234,7 +235,10 @@ class _Bounded(io.RawIOBase):
         return True
 
     def readinto(self, b):
-        data = self._f.read(len(b))
+        try:
+            data = self._f.read(len(b))
+        except (EOFError, OSError, zlib.error) as exc:  # a truncated or corrupt .gz
+            raise ValueError(f"{self._name}: not a readable gzip file ({exc})") from None
         self._read += len(data)
         if self._limit is not None and self._read > self._limit:
             raise ValueError(
@@ -274,7 +278,7 @@ def _checked_source(path):
         size = os.path.getsize(path)
         with opener() as f:
             head = _header(f, name)
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         if gz and not isinstance(exc, FileNotFoundError):
             raise ValueError(f"{name}: not a readable gzip file ({exc})") from None
         return path  # scipy reports a missing or unreadable file

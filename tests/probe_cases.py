@@ -602,6 +602,7 @@ def _graph_params():
                 _file("nan.mtx", b"%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 nan\n")
             ),
             "bad-gzip": lambda: gm.Graph.from_mtx(_file("bad.mtx.gz", b"\x1f\x8b\x08junk")),
+            "gzip-cut-midway": lambda: gm.Graph.from_mtx(_file("cut.mtx.gz", _cut_gzip())),
         },
     }
     for entry, named in own.items():
@@ -665,6 +666,14 @@ def _cli_cases():
         ("stable-marriage-kind-nope", ["stable-marriage", "--kind", "nope"]),
         ("unknown-option", ["match", "--frobnicate"]),
     ]  # fmt: skip
+
+
+def _cut_gzip():
+    import gzip
+
+    lines = b"".join(b"%d %d 1\n" % (i % 90 + 1, i * 7 % 90 + 1) for i in range(300))
+    data = gzip.compress(b"%%MatrixMarket matrix coordinate real general\n90 90 300\n" + lines)
+    return data[: len(data) // 2]
 
 
 def _gzip_bomb():

@@ -193,11 +193,17 @@ def test_gzip_mtx_within_its_bound_reads_as_before(tmp_path):
     assert g.edge_weight.tolist() == [1.5, 2.0]
 
 
-def test_truncated_gzip_is_a_value_error(tmp_path):
+@pytest.mark.parametrize("keep", [12, 0.5, -4, "corrupt"])
+def test_truncated_or_corrupt_gzip_is_a_value_error(tmp_path, keep):
     path = tmp_path / "cut.mtx.gz"
-    data = gzip.compress((BANNER + "3 3 2\n1 2 1.5\n2 3 -2.0\n").encode())
-    path.write_bytes(data[:12])
-    with pytest.raises((ValueError, EOFError, OSError)):
+    lines = "".join(f"{i % 300 + 1} {i * 7 % 300 + 1} 1.5\n" for i in range(200))
+    data = gzip.compress((BANNER + "300 300 200\n" + lines).encode())
+    if keep == "corrupt":
+        data = data[:40] + bytes(b ^ 0x5A for b in data[40:80]) + data[80:]
+    else:
+        data = data[: int(len(data) * keep) if isinstance(keep, float) else keep]
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match="not a readable gzip file"):
         gm.Graph.from_mtx(path)
 
 

@@ -19,6 +19,7 @@ import os
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -41,10 +42,12 @@ def _limit_memory():
 def _child(first, extra_env):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, HERE]), **extra_env)
     env["NX_GPUMATCH_INTERPRET_SMALL"] = "1"  # tiny inputs: no compiles
+    # stderr goes to a file: a pipe nobody reads could fill up and stall the child.
+    err = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(
         [sys.executable, os.path.join(HERE, "probe_cases.py"), str(first)],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=err,
         text=True,
         env=env,
         cwd=ROOT,
@@ -58,7 +61,15 @@ def _child(first, extra_env):
         lines.put(None)
 
     threading.Thread(target=pump, daemon=True).start()
+    proc.err = err
     return proc, lines
+
+
+def _stderr(proc):
+    proc.err.seek(0)
+    text = proc.err.read()[-1500:]
+    proc.err.close()
+    return text
 
 
 def run_probe(case_seconds=CASE_SECONDS, extra_env=None):
@@ -74,11 +85,11 @@ def run_probe(case_seconds=CASE_SECONDS, extra_env=None):
             except queue.Empty:
                 proc.kill()
                 proc.wait()
-                detail = f"no answer within {case_seconds} s (hang)"
+                detail = f"no answer within {case_seconds} s (hang) {_stderr(proc)[-300:]}"
                 break
             if line is None:  # the child ended
                 rc = proc.wait()
-                detail = f"the process died (exit {rc}): {proc.stderr.read()[-1500:]}"
+                detail = f"the process died (exit {rc}): {_stderr(proc)}"
                 break
             msg = json.loads(line)
             if "total" in msg:
@@ -93,8 +104,7 @@ def run_probe(case_seconds=CASE_SECONDS, extra_env=None):
                 proc.wait()
                 raise AssertionError(f"the probe ran past {TOTAL_SECONDS} s")
         if current is None:
-            if total is not None and len(results) >= total - first:
-                proc.wait()
+            if total is not None and len(results) == total:
                 break
             raise AssertionError(f"the probe's child failed outside any case: {detail}")
         results[current] = {"status": "fail", "detail": detail, "index": current}
