@@ -3,11 +3,13 @@ sparse matrix, the sizes a Matrix Market file declares, and the memory an input
 would need. scipy's conversions (``tocoo``, ``tocsr``) index with the arrays
 they are given, so a malformed matrix can crash the process there; a
 Matrix Market reader allocates what the header declares before reading a line.
-Both are checked here first, so bad input is a ValueError, never a crash.
+Both are checked here first, so bad input is a ValueError (an input too large
+for the memory a MemoryError), never a crash.
 """
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import re
@@ -273,7 +275,7 @@ def _checked_source(path):
     or ``path`` itself."""
     name = os.fspath(path)
     gz = name.lower().endswith(".gz")
-    opener = (lambda: __import__("gzip").open(path, "rb")) if gz else (lambda: open(path, "rb"))
+    opener = (lambda: gzip.open(path, "rb")) if gz else (lambda: open(path, "rb"))
     try:
         size = os.path.getsize(path)
         with opener() as f:

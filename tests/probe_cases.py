@@ -711,8 +711,8 @@ def _selftest_cases():
 
 def cases():
     """[(entry, case, kind, payload)]: kind "graph" (payload: entry call,
-    validator, input name, must_raise), "dispatch", "priority", "param" or
-    "cli"."""
+    validator, input name, must_raise), "dispatch", "priority", "param",
+    "dispatch-param" or "cli"."""
     if os.environ.get("NX_GPUMATCH_PROBE_SELFTEST"):
         return _selftest_cases()
     out = []
@@ -730,8 +730,10 @@ def cases():
             out.append((entry, name, "dispatch", (call, check, name, must)))
             must = weights and name in NON_FINITE
             out.append((entry + " (priority)", name, "priority", (call, check, name, must)))
-    for entry, case, call in _graph_params() + _dispatch_params():
+    for entry, case, call in _graph_params():
         out.append((entry, case, "param", call))
+    for entry, case, call in _dispatch_params():
+        out.append((entry, case, "dispatch-param", call))
     for case, argv in _cli_cases():
         out.append(("cli " + argv[0], case, "cli", argv))
     return out
@@ -747,7 +749,7 @@ def _expected(exc, kind):
         return False
     if isinstance(exc, RecursionError | IndexError | AttributeError | ArithmeticError):
         return False
-    if kind in ("dispatch", "priority") and isinstance(exc, NotImplementedError):
+    if kind.startswith(("dispatch", "priority")) and isinstance(exc, NotImplementedError):
         return True  # networkx: "not implemented by 'gpumatch'" for a refused input
     ok = (ValueError, TypeError, KeyError, nx.NetworkXException, MemoryError, OSError)
     if not isinstance(exc, ok):
