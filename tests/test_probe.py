@@ -43,6 +43,8 @@ def _limit_memory():
 def _child(first, extra_env):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, HERE]), **extra_env)
     env["NX_GPUMATCH_INTERPRET_SMALL"] = "1"  # tiny inputs: no compiles
+    # Few threads: each reserves address space, which the limit counts.
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="2")
     # stderr goes to a file: a pipe nobody reads could fill up and stall the child.
     err = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(
