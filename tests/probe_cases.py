@@ -213,7 +213,10 @@ _TMP = []
 
 
 def _tmp():
-    """The folder of the probe's files, made on first use and removed at exit."""
+    """The folder of the probe's files: the runner's (it removes it, even after
+    a crash), else one made on first use and removed at exit."""
+    if not _TMP and os.environ.get("NX_GPUMATCH_PROBE_TMP"):
+        _TMP.append(os.environ["NX_GPUMATCH_PROBE_TMP"])
     if not _TMP:
         import atexit
         import shutil

@@ -77,10 +77,15 @@ def _stderr(proc):
 
 def run_probe(case_seconds=CASE_SECONDS, extra_env=None):
     """{index: result} for every case, and the number of cases."""
+    with tempfile.TemporaryDirectory(prefix="nx_gpumatch_probe_") as tmp:
+        return _run_probe(case_seconds, dict(extra_env or {}, NX_GPUMATCH_PROBE_TMP=tmp))
+
+
+def _run_probe(case_seconds, extra_env):
     results, total, first = {}, None, 0
     deadline = time.monotonic() + TOTAL_SECONDS
     while total is None or first < total:
-        proc, lines = _child(first, extra_env or {})
+        proc, lines = _child(first, extra_env)
         current, ready = None, False
         while True:
             try:
