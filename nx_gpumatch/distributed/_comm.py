@@ -104,24 +104,28 @@ def _backoff(spins):
         time.sleep(min(1e-3, 2e-6 * spins))
 
 
-def poll(done, comm, what):
+def poll(done, comm, what, *, bulk=False):
     """Wait until ``done()`` is true, yielding the core meanwhile. Every wait of
     the engine goes through here, so that a peer that has exited, or a wait
-    past the timeout, ends the job with a message (see ``_faults``)."""
+    past the timeout, ends the job with a message (see ``_faults``). ``bulk``:
+    a large transfer, which moves only while it is polled: spin, as a blocking
+    MPI call would, instead of sleeping between polls."""
     if done():
         return
     watch = _faults.Watch(comm, what)
     spins = 0
+    every = 256 if bulk else 16
     while not done():
         spins += 1
-        if spins % 16 == 0 and watch.check(done):
+        if spins % every == 0 and watch.check(done):
             return
-        _backoff(spins)
+        if not bulk:
+            _backoff(spins)
 
 
-def wait(req, comm, what="a collective call"):
+def wait(req, comm, what="a collective call", *, bulk=False):
     """Wait for one request (see ``poll``)."""
-    poll(req.Test, comm, what)
+    poll(req.Test, comm, what, bulk=bulk)
 
 
 def wait_all(reqs, comm, what="messages to neighbour ranks"):
@@ -174,16 +178,16 @@ def _pickled_parts(comm, obj, root, what):
     else:
         wait(comm.Igather(size, sizes if comm.rank == root else None, root=root), comm, what)
     if root is not None and comm.rank != root:
-        wait(comm.Igatherv([data, MPI.BYTE], None, root=root), comm, what)
+        wait(comm.Igatherv([data, MPI.BYTE], None, root=root), comm, what, bulk=True)
         return None
     displs = np.zeros(comm.size, np.int64)
     np.cumsum(sizes[:-1], out=displs[1:])
     buf = np.empty(int(sizes.sum()), np.uint8)
     spec = [buf, (sizes, displs), MPI.BYTE]
     if root is None:
-        wait(comm.Iallgatherv([data, MPI.BYTE], spec), comm, what)
+        wait(comm.Iallgatherv([data, MPI.BYTE], spec), comm, what, bulk=True)
     else:
-        wait(comm.Igatherv([data, MPI.BYTE], spec, root=root), comm, what)
+        wait(comm.Igatherv([data, MPI.BYTE], spec, root=root), comm, what, bulk=True)
     return [pickle.loads(buf[d : d + k].tobytes()) for d, k in zip(displs, sizes)]
 
 
@@ -215,7 +219,7 @@ def alltoallv(comm, send, dest, width):
     np.cumsum(sc[:-1], out=sd[1:])
     np.cumsum(rc[:-1], out=rd[1:])
     req = comm.Ialltoallv([send, (sc, sd), MPI.INT64_T], [recv, (rc, rd), MPI.INT64_T])
-    wait(req, comm, "the redistribution of the edges")
+    wait(req, comm, "the redistribution of the edges", bulk=True)
     return recv
 
 
