@@ -128,3 +128,24 @@ def test_npy_weights_beyond_2_53_equal_shared_memory(tmp_path):
     assert line.startswith("1 ")  # the same message on every rank
     assert "9007199254740993" in line and "has no exact float64 value" in line
     assert "has no exact float64 value" in str(shared.value)
+
+
+def test_timeout_setting(monkeypatch):
+    from nx_gpumatch.distributed import _faults, get_timeout, set_timeout
+
+    monkeypatch.setattr(_faults, "_timeout", [])
+    monkeypatch.delenv("NX_GPUMATCH_MPI_TIMEOUT", raising=False)
+    assert get_timeout() is None
+    monkeypatch.setenv("NX_GPUMATCH_MPI_TIMEOUT", " 2.5 ")
+    assert get_timeout() == 2.5
+    for bad in ("abc", "0", "-1", "inf", "nan"):
+        monkeypatch.setenv("NX_GPUMATCH_MPI_TIMEOUT", bad)
+        with pytest.raises(ValueError, match="NX_GPUMATCH_MPI_TIMEOUT must be a positive number"):
+            get_timeout()
+    set_timeout(7)  # the call wins over the environment
+    assert get_timeout() == 7.0
+    for bad in (0, -3, True, "x", float("nan")):
+        with pytest.raises(ValueError, match="the timeout must be a positive number"):
+            set_timeout(bad)
+    set_timeout(None)
+    assert get_timeout() is None
