@@ -27,6 +27,7 @@ comm = MPI.COMM_WORLD
 P, RANK = comm.size, comm.rank
 LAST = RANK == P - 1
 CASE_LIMIT = 30.0  # seconds per case, on an oversubscribed machine
+MEMORY_LIMIT = 6 << 30  # address space per rank
 failures = []
 
 
@@ -119,7 +120,13 @@ def files(tmp):
 
 
 def group_probe():
+    import resource
+
     D.set_timeout(60)  # a hang in a collective ends the job with a message
+    # and a case that would allocate without bound fails instead of taking the machine
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = MEMORY_LIMIT if hard == resource.RLIM_INFINITY else min(MEMORY_LIMIT, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     tmp = comm.bcast(tempfile.mkdtemp() if RANK == 0 else None)
     cases = files(tmp)
     comm.Barrier()
