@@ -82,15 +82,21 @@ def abort(comm, message):
     comm.Abort(1)
 
 
-def departed(comm):
-    """Ranks of ``comm`` that have announced their exit (receives the notices)."""
-    MPI = sys.modules["mpi4py.MPI"]
-    world = MPI.COMM_WORLD
+def _receive_notices(world, MPI):
+    """Take the exit notices that have arrived (a notice left unreceived makes
+    MPI_Finalize fail) and note who sent them."""
     status = MPI.Status()
     while world.Iprobe(source=MPI.ANY_SOURCE, tag=EXIT_TAG, status=status):
         src = status.Get_source()
         world.Recv([bytearray(1), 0, MPI.BYTE], source=src, tag=EXIT_TAG)
         _departed.add(src)
+
+
+def departed(comm):
+    """Ranks of ``comm`` that have announced their exit."""
+    MPI = sys.modules["mpi4py.MPI"]
+    world = MPI.COMM_WORLD
+    _receive_notices(world, MPI)
     if not _departed:
         return []
     gone = sorted(_departed)
@@ -151,20 +157,22 @@ def _excepthook(exc_type, exc, tb, _previous=sys.excepthook):
 
 def _at_exit():
     """Tell every other rank that this one is leaving; a peer that waits for it
-    in the engine then stops instead of waiting forever."""
+    in the engine then stops instead of waiting forever. Then take the
+    others' notices: at the end of a job every rank leaves at about the same
+    time; a rank still at work gets this one's notice when it leaves itself."""
     MPI = _live_mpi()
     if MPI is None:
         return
     world = MPI.COMM_WORLD
     me = world.Get_rank()
     empty = bytearray(1)
-    reqs = [
-        world.Isend([empty, 0, MPI.BYTE], dest=r, tag=EXIT_TAG)
-        for r in range(world.Get_size())
-        if r != me
-    ]
-    end = time.monotonic() + GRACE  # empty messages leave at once; never hold up the exit
-    while not MPI.Request.Testall(reqs) and time.monotonic() < end:
+    others = [r for r in range(world.Get_size()) if r != me]
+    reqs = [world.Isend([empty, 0, MPI.BYTE], dest=r, tag=EXIT_TAG) for r in others]
+    end = time.monotonic() + GRACE  # never hold up the exit for long
+    while time.monotonic() < end:
+        _receive_notices(world, MPI)
+        if len(_departed) >= len(others) and MPI.Request.Testall(reqs):
+            break
         time.sleep(1e-3)
 
 
