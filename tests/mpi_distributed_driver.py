@@ -246,7 +246,7 @@ def group_errors():
     bad = w.copy()
     if RANK == last:
         bad[1] = np.nan
-    expect_error("NaN weight", lambda: D.b_matching((s, t, bad), 1), "weights must be finite")
+    expect_error("NaN weight", lambda: D.b_matching((s, t, bad), 1), "weight values must be finite")
     expect_error(
         "negative b",
         lambda: D.b_matching((s, t, w), -1 if RANK == last else 1),

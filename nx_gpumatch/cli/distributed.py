@@ -42,13 +42,14 @@ class _OnceOnRanks:
             check_paths(ns)
         except CliError as exc:
             error = str(exc)
-        from nx_gpumatch.distributed._comm import get_comm
-
         try:
+            from nx_gpumatch.distributed._comm import allgather, get_comm
+
             comm = get_comm()
         except ImportError as exc:  # no MPI: the option error, else how to get MPI
             raise CliError(error or str(exc)) from None
-        error = next((e for e in comm.allgather(error) if e is not None), None)
+        errors = allgather(comm, error, "a check of the command line")
+        error = next((e for e in errors if e is not None), None)
         if error is not None:
             _fail(comm, error)
         return ns, []
@@ -192,6 +193,11 @@ def _options(args):
             raise CliError(f"{flag} acts on -a {' and '.join(algorithms)} only")
     if not args.input and args.generate == "rmat" and args.n > 1 << 30:
         raise CliError(f"-n rounds up to 2**k for rmat and must be at most 2**30, got {args.n}")
+    if args.input and args.input.lower().endswith((".gz", ".bz2", ".xz", ".zip")):
+        raise CliError(
+            "--input: compressed files cannot be read by the distributed reader (each rank "
+            "reads a byte range of the file); decompress it first (e.g. gunzip)"
+        )
     if args.input and not args.input.lower().endswith((".mtx", ".npy")):
         raise CliError("--input must be a .mtx or .npy file")
     if args.input:
@@ -224,18 +230,19 @@ def run_distributed(args):
     import numpy as np
 
     from nx_gpumatch import distributed as D
+    from nx_gpumatch.distributed._comm import allreduce_max, gather
 
     comm = D._comm.get_comm()
     try:
         t0 = time.perf_counter()
         part, what = _load(args, comm)
-        t_load = comm.allreduce(time.perf_counter() - t0, op=D._comm.mpi().MAX)
+        t_load = allreduce_max(comm, time.perf_counter() - t0, "the load")
         owner = None
         if args.partition == "random":
             n = part.get("num_nodes")
             if n is None:
                 top = int(max(part["src"].max(initial=-1), part["dst"].max(initial=-1)))
-                n = part["num_nodes"] = comm.allreduce(top, op=D._comm.mpi().MAX) + 1
+                n = part["num_nodes"] = allreduce_max(comm, top, "the count of the vertices") + 1
             owner = np.random.default_rng([args.seed, 1]).integers(0, comm.size, n)
         kw = {"owner": owner, "threads": args.threads}
         if args.algorithm in STRATEGY:
@@ -248,11 +255,11 @@ def run_distributed(args):
         size = res.size()
         weight = res.weight()
         same = _check(args, part, res, comm) if args.check else None
-        # a write that fails on one rank must not leave the others waiting below
-        name = D._comm.check(comm, res.write, args.output) if args.output else None
+        # collective: a write that fails on any rank raises on every rank
+        name = res.write(args.output) if args.output else None
     except D.DistributedError as exc:
         _fail(comm, str(exc))
-    names = comm.gather(name)
+    names = gather(comm, name, 0, "the output file names")
     if comm.rank == 0:
         b = args.b if args.algorithm == "b_suitor" else 1
         st = res.stats
@@ -291,9 +298,10 @@ def _check(args, part, res, comm):
     import numpy as np
 
     import nx_gpumatch as gm
+    from nx_gpumatch.distributed._comm import gather
     from nx_gpumatch.graph import Graph
 
-    pieces = comm.gather((part["src"], part["dst"], part.get("weight")), root=0)
+    pieces = gather(comm, (part["src"], part["dst"], part.get("weight")), 0, "--check")
     got = res.gather()
     if comm.rank != 0:
         return None

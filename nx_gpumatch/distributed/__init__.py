@@ -8,10 +8,15 @@ rank the partners of the vertices it owns. Results equal the shared-memory
 ``nx_gpumatch.b_matching`` / ``max_weight_matching(algorithm="suitor")``
 exactly, for any number of ranks and any partition.
 
-Importing this package does not import mpi4py; the first call does.
+Importing this package does not import mpi4py; the first call does. Inside an
+MPI job, an uncaught exception on a rank aborts the job, and a rank that waits
+in a call for a peer that has exited aborts it too, with a message, rather
+than waiting forever; :func:`set_timeout` bounds any wait (see ``_faults``).
 """
 
+from nx_gpumatch.distributed import _faults
 from nx_gpumatch.distributed._comm import DistributedError
+from nx_gpumatch.distributed._faults import get_timeout, set_timeout
 from nx_gpumatch.distributed.b_matching import as_partition, b_matching
 from nx_gpumatch.distributed.io import random_edges, read_edges_npy, read_mtx, rmat_edges
 from nx_gpumatch.distributed.matching import max_weight_matching
@@ -31,4 +36,8 @@ __all__ = [
     "read_edges_npy",
     "random_edges",
     "rmat_edges",
+    "set_timeout",
+    "get_timeout",
 ]
+
+_faults.install()

@@ -2,10 +2,13 @@
 collective validation, and the two exchange patterns (all-to-all for the
 redistribution, sparse neighbour exchange for supersteps)."""
 
+import pickle
 import sys
 import time
 
 import numpy as np
+
+from nx_gpumatch.distributed import _faults
 
 
 class DistributedError(ValueError):
@@ -24,6 +27,7 @@ def mpi():
 
 
 def get_comm(comm=None):
+    _faults.get_timeout()  # a bad NX_GPUMATCH_MPI_TIMEOUT fails here, before any wait
     return mpi().COMM_WORLD if comm is None else comm
 
 
@@ -31,23 +35,27 @@ def agree(comm, error):
     """Collective check: ``error`` is this rank's message or None. If any rank
     has one, every rank raises DistributedError naming the first failing rank,
     so no rank is left waiting in a later collective call."""
-    errors = comm.allgather(None if error is None else str(error))
+    errors = allgather(comm, None if error is None else str(error), "a check of the arguments")
     for r, msg in enumerate(errors):
         if msg is not None:
             raise DistributedError(msg if comm.size == 1 else f"rank {r}: {msg}")
 
 
-def same(comm, what, value):
+def same(comm, what, value, *, unless_none=False):
     """Collective check that ``value`` (a small picklable summary of an
     argument) is equal on every rank: ranks that disagree on a collective
     argument would wait on each other or compute different graphs. Every
     rank sees the same values, so every rank raises the same
-    DistributedError."""
-    values = comm.allgather(value)
-    for r, v in enumerate(values):
-        if v != values[0]:
+    DistributedError. ``unless_none``: ranks whose value is None take part
+    without being compared (a form of the argument that is per rank)."""
+    values = allgather(comm, value, f"a comparison of {what} across ranks")
+    ranks = [r for r, v in enumerate(values) if not (unless_none and v is None)]
+    for r in ranks:
+        if values[r] != values[ranks[0]]:
+            first = ranks[0]
             raise DistributedError(
-                f"{what} differs across ranks: rank 0 has {values[0]!r}, rank {r} has {v!r}"
+                f"{what} differs across ranks: rank {first} has {values[first]!r}, "
+                f"rank {r} has {values[r]!r}"
             )
 
 
@@ -96,30 +104,101 @@ def _backoff(spins):
         time.sleep(min(1e-3, 2e-6 * spins))
 
 
-def wait(req):
-    """Wait for one request, yielding the core while it is pending."""
+def poll(done, comm, what, *, bulk=False):
+    """Wait until ``done()`` is true, yielding the core meanwhile. Every wait of
+    the engine goes through here, so that a peer that has exited, or a wait
+    past the timeout, ends the job with a message (see ``_faults``). ``bulk``:
+    a large transfer, which moves only while it is polled: spin, as a blocking
+    MPI call would, instead of sleeping between polls."""
+    if done():
+        return
+    watch = _faults.Watch(comm, what)
     spins = 0
-    while not req.Test():
+    every = 256 if bulk else 16
+    while not done():
         spins += 1
-        _backoff(spins)
+        if spins % every == 0 and watch.check(done):
+            return
+        if not bulk:
+            _backoff(spins)
 
 
-def wait_all(reqs):
-    """Wait for a list of requests, yielding the core while any is pending."""
+def wait(req, comm, what="a collective call", *, bulk=False):
+    """Wait for one request (see ``poll``)."""
+    poll(req.Test, comm, what, bulk=bulk)
+
+
+def wait_all(reqs, comm, what="messages to neighbour ranks"):
+    """Wait for a list of requests (see ``poll``)."""
     MPI = mpi()
-    spins = 0
-    while not MPI.Request.Testall(reqs):
-        spins += 1
-        _backoff(spins)
+    poll(lambda: MPI.Request.Testall(reqs), comm, what)
 
 
-def allreduce_sum(comm, value):
-    """Sum of an int over the ranks, waiting politely (see ``wait``)."""
+def allreduce(comm, values, op, what="a collective call"):
+    """Element-wise reduction (``op``: "sum", "max") of an int64 or float64
+    array over the ranks, non-blocking and polled."""
+    MPI = mpi()
+    a = np.ascontiguousarray(values)
+    out = np.empty_like(a)
+    wait(comm.Iallreduce(a, out, op={"sum": MPI.SUM, "max": MPI.MAX}[op]), comm, what)
+    return out
+
+
+def allreduce_sum(comm, value, what="a collective call"):
+    """Sum of an int over the ranks."""
+    return int(allreduce(comm, np.array([value], np.int64), "sum", what)[0])
+
+
+def allreduce_max(comm, value, what="a collective call"):
+    """Largest of an int or float over the ranks."""
+    dtype = np.float64 if isinstance(value, float) else np.int64
+    out = allreduce(comm, np.array([value], dtype), "max", what)[0]
+    return float(out) if dtype is np.float64 else int(out)
+
+
+def exscan_sum(comm, value, what="a collective call"):
+    """Sum of an int over the lower ranks (0 on rank 0)."""
+    if comm.size == 1:
+        return 0
     MPI = mpi()
     a = np.array([value], np.int64)
     out = np.zeros(1, np.int64)
-    wait(comm.Iallreduce(a, out, op=MPI.SUM))
-    return int(out[0])
+    wait(comm.Iexscan(a, out, op=MPI.SUM), comm, what)
+    return 0 if comm.rank == 0 else int(out[0])
+
+
+def _pickled_parts(comm, obj, root, what):
+    """Pickle ``obj`` and move every rank's bytes to ``root`` (None: to all)."""
+    MPI = mpi()
+    data = np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), np.uint8)
+    size = np.array([data.shape[0]], np.int64)
+    sizes = np.empty(comm.size, np.int64)
+    if root is None:
+        wait(comm.Iallgather(size, sizes), comm, what)
+    else:
+        wait(comm.Igather(size, sizes if comm.rank == root else None, root=root), comm, what)
+    if root is not None and comm.rank != root:
+        wait(comm.Igatherv([data, MPI.BYTE], None, root=root), comm, what, bulk=True)
+        return None
+    displs = np.zeros(comm.size, np.int64)
+    np.cumsum(sizes[:-1], out=displs[1:])
+    buf = np.empty(int(sizes.sum()), np.uint8)
+    spec = [buf, (sizes, displs), MPI.BYTE]
+    if root is None:
+        wait(comm.Iallgatherv([data, MPI.BYTE], spec), comm, what, bulk=True)
+    else:
+        wait(comm.Igatherv([data, MPI.BYTE], spec, root=root), comm, what, bulk=True)
+    return [pickle.loads(buf[d : d + k].tobytes()) for d, k in zip(displs, sizes)]
+
+
+def allgather(comm, obj, what="a collective call"):
+    """Every rank's ``obj`` (picklable), in rank order, on every rank."""
+    return _pickled_parts(comm, obj, None, what)
+
+
+def gather(comm, obj, root=0, what="a collective call"):
+    """Every rank's ``obj`` on ``root``, in rank order; None elsewhere."""
+    return _pickled_parts(comm, obj, root, what)
 
 
 def alltoallv(comm, send, dest, width):
@@ -131,7 +210,7 @@ def alltoallv(comm, send, dest, width):
     send = np.ascontiguousarray(send[order], np.int64)
     counts = np.bincount(dest, minlength=P).astype(np.int64)
     rcounts = np.empty(P, np.int64)
-    comm.Alltoall(counts, rcounts)
+    wait(comm.Ialltoall(counts, rcounts), comm, "the redistribution of the edges")
     recv = np.empty((int(rcounts.sum()), width), np.int64)
     sc = counts * width
     rc = rcounts * width
@@ -139,7 +218,8 @@ def alltoallv(comm, send, dest, width):
     rd = np.zeros(P, np.int64)
     np.cumsum(sc[:-1], out=sd[1:])
     np.cumsum(rc[:-1], out=rd[1:])
-    comm.Alltoallv([send, (sc, sd), MPI.INT64_T], [recv, (rc, rd), MPI.INT64_T])
+    req = comm.Ialltoallv([send, (sc, sd), MPI.INT64_T], [recv, (rc, rd), MPI.INT64_T])
+    wait(req, comm, "the redistribution of the edges", bulk=True)
     return recv
 
 
@@ -170,11 +250,12 @@ class Neighbours:
         MPI = mpi()
         status = MPI.Status()
         left = set(self.ranks)
+
+        def arrived():
+            return self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=self._tag, status=status)
+
         while left:
-            spins = 0
-            while not self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=self._tag, status=status):
-                spins += 1
-                _backoff(spins)
+            poll(arrived, self.comm, "a superstep's messages from neighbour ranks")
             src = status.Get_source()
             buf = np.empty(status.Get_count(MPI.INT64_T), np.int64)
             self.comm.Recv(buf, source=src, tag=self._tag)
@@ -185,5 +266,5 @@ class Neighbours:
         """Blocking form: {rank: received array}."""
         reqs = self.post(batches)
         got = dict(self.arrivals())
-        wait_all(reqs)
+        wait_all(reqs, self.comm)
         return got

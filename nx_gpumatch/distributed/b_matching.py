@@ -27,6 +27,7 @@ from nx_gpumatch.distributed import _kernels as K
 from nx_gpumatch.distributed._comm import (
     Neighbours,
     abort_on_error,
+    allreduce,
     check,
     get_comm,
     mpi,
@@ -34,7 +35,7 @@ from nx_gpumatch.distributed._comm import (
     wait,
     wait_all,
 )
-from nx_gpumatch.distributed.partition import Partition, partition_edges
+from nx_gpumatch.distributed.partition import Partition, int_ids, partition_edges
 from nx_gpumatch.distributed.result import DistributedMatching, Stats
 
 __all__ = ["b_matching", "as_partition"]
@@ -69,11 +70,7 @@ def _unpack(part):
         return part[0], part[1], part[2] if len(part) == 3 else None
     arr = np.asarray(part)
     if arr.ndim == 2 and arr.shape[1] in (2, 3):
-        ids = arr[:, :2]
-        if ids.dtype.kind == "f":
-            if not np.all(np.isfinite(ids)) or np.any(ids != np.round(ids)):
-                raise ValueError("vertex ids in the edge rows must be integers")
-            ids = ids.astype(np.int64)
+        ids = int_ids(arr[:, :2], "vertex ids in the edge rows")
         return ids[:, 0], ids[:, 1], arr[:, 2] if arr.shape[1] == 3 else None
     raise TypeError(
         "part must be a Partition, (src, dst[, weight]), a dict or a (k, 2|3) array, "
@@ -123,6 +120,29 @@ def _b_local(b, part):
         i = int(np.argmin(arr))
         raise ValueError(f"b values must be non-negative integers; b({int(gids[i])}) = {arr[i]}")
     return np.minimum(arr, _B_MAX)
+
+
+def _b_shared(b, num_nodes):
+    """The part of b that must be the same on every rank (each rank reads its
+    own vertices' values from it): an int, or an array over all vertices (by
+    digest). None for the forms that are per rank by design (an array over the
+    owned vertices, a callable)."""
+    import hashlib
+    import numbers
+
+    if isinstance(b, numbers.Integral) and not isinstance(b, bool):
+        return int(b)
+    if callable(b):
+        return None
+    arr = np.asarray(b)
+    if arr.ndim != 1 or arr.shape[0] != num_nodes:
+        return None
+    if arr.dtype.kind not in "iuf":
+        raise ValueError("b values must be non-negative integers")
+    # by value, so that [1, 2] and [1.0, 2.0] agree (past _B_MAX, b is _B_MAX)
+    values = np.minimum(arr.astype(np.float64), _B_MAX)
+    digest = hashlib.blake2b(np.ascontiguousarray(values).tobytes(), digest_size=16)
+    return f"an array over all vertices with digest {digest.hexdigest()}"
 
 
 def _b_subset(b_subset, cap):
@@ -189,6 +209,7 @@ def b_matching(
     )
     t_part = time.perf_counter() - t0
     bl = check(comm, _b_local, b, p)
+    same(comm, "b", check(comm, _b_shared, b, p.num_nodes), unless_none=True)
     with cpu.threads(threads):
         res = abort_on_error(
             comm, _run, p, bl, comm, ordering, vertex_subsets, b_subset, partial_sort
@@ -320,7 +341,8 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
         t_comp += time.perf_counter() - t
         t = time.perf_counter()
         if req is not None:
-            wait(req)  # the count of the previous superstep, reduced meanwhile
+            # the count of the previous superstep, reduced meanwhile
+            wait(req, comm, "a superstep's count of pending work")
             if tot[0] == 0:
                 t_comm += time.perf_counter() - t
                 break
@@ -360,7 +382,7 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
                 )
             t_handle += time.perf_counter() - th
         t = time.perf_counter()
-        wait_all(reqs)
+        wait_all(reqs, comm)
         stats.supersteps += 1
         act[0] = (queue.shape[0] - qpos) + int(qtail[0]) + int(out_n[0])
         req = comm.Iallreduce(act, tot, op=MPI.SUM)
@@ -426,7 +448,7 @@ def _result(p, rec, hptr, order, g, comm, stats):
     vert = p.gids[ov]
     # Every suitor relation must be mutual at the end (Khan et al. §III).
     upper = int(np.count_nonzero(partner > np.repeat(vert, sizes)))
-    tot = comm.allreduce(np.array([total, upper], np.int64))
+    tot = allreduce(comm, np.array([total, upper], np.int64), "sum", "the final check")
     if tot[0] != 2 * tot[1]:  # the same sums on every rank: all raise together
         raise RuntimeError("b-Suitor ended with a suitor relation that is not mutual")
     return DistributedMatching(p.num_nodes, vert, indptr, partner, weight, stats, comm)

@@ -19,7 +19,14 @@ import warnings
 
 import numpy as np
 
-from nx_gpumatch.distributed._comm import DistributedError, allreduce_sum, check, get_comm
+from nx_gpumatch.distributed._comm import (
+    DistributedError,
+    allreduce_sum,
+    check,
+    get_comm,
+    same,
+)
+from nx_gpumatch.distributed.partition import int_ids
 from nx_gpumatch.graph import _as_weights
 
 __all__ = ["read_mtx", "read_edges_npy", "random_edges", "rmat_edges", "BLOCK_EDGES"]
@@ -34,12 +41,28 @@ def _share(total, comm):
 
 
 # ----------------------------------------------------------- Matrix Market
+def _excerpt(text, limit=60):
+    """A line of a file for an error message: bytes escaped, long lines cut."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "backslashreplace")
+    text = text.strip()
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
 def _mtx_header(path):
     with open(path, "rb") as f:
-        first = f.readline().decode("ascii", "replace").strip()
-        parts = first.lower().split()
+        first = f.readline(4096)
+        if first.startswith(b"\x1f\x8b"):
+            raise ValueError(
+                f"{path}: gzip-compressed files cannot be read by the distributed reader "
+                "(each rank reads a byte range of the file): decompress it first "
+                "(gunzip), or read it whole with Graph.from_mtx"
+            )
+        parts = first.decode("ascii", "replace").lower().split()
         if len(parts) != 5 or parts[0] != "%%matrixmarket" or parts[1] != "matrix":
-            raise ValueError(f"{path}: not a Matrix Market matrix file (header {first!r})")
+            raise ValueError(
+                f"{path}: not a Matrix Market matrix file (first line {_excerpt(first)})"
+            )
         fmt, field, symmetry = parts[2:]
         if fmt != "coordinate":
             raise ValueError(
@@ -54,9 +77,14 @@ def _mtx_header(path):
             if line.strip() and not line.lstrip().startswith(b"%"):
                 break
         size = line.split()
-        if len(size) != 3:
-            raise ValueError(f"{path}: bad size line {line!r}")
-        rows, cols, nnz = (int(x) for x in size)
+        try:
+            rows, cols, nnz = (int(x) for x in size)
+            if min(rows, cols, nnz) < 0:
+                raise ValueError
+        except ValueError:
+            raise ValueError(
+                f"{path}: bad size line {_excerpt(line)} (expected rows, columns, entries)"
+            ) from None
         if rows != cols:
             raise ValueError(f"{path}: adjacency matrix must be square, got {rows} x {cols}")
         return rows, nnz, field, f.tell()
@@ -73,7 +101,7 @@ def _parse_lines(data, field, path):
             arr = np.loadtxt(io.BytesIO(data), comments="%", ndmin=2, dtype=dtype)
     except ValueError as exc:
         _bad_line(data, width, path)
-        raise ValueError(f"{path}: unreadable entry ({exc})") from None
+        raise ValueError(f"{path}: unreadable entry ({_excerpt(str(exc), 120)[1:-1]})") from None
     if arr.size == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     if arr.shape[1] != width:
@@ -93,15 +121,14 @@ def _bad_line(data, width, path):
     this rank's share, not from the file's start)."""
     for line in data.split(b"\n"):
         nums = line.split(b"%", 1)[0].split()
-        text = line.decode("ascii", "replace").strip()[:80]
         if nums and len(nums) != width:
             raise ValueError(
-                f"{path}: entry line {text!r} has {len(nums)} numbers, expected {width}"
+                f"{path}: entry line {_excerpt(line)} has {len(nums)} numbers, expected {width}"
             )
         try:
             [float(x) for x in nums]
         except ValueError:
-            raise ValueError(f"{path}: unreadable entry line {text!r}") from None
+            raise ValueError(f"{path}: unreadable entry line {_excerpt(line)}") from None
 
 
 def _read_mtx_range(path, comm):
@@ -138,6 +165,8 @@ def read_mtx(path, comm=None):
     comm = get_comm(comm)
     path = os.fspath(path)
     src, dst, w, n, nnz = check(comm, _read_mtx_range, path, comm)
+    # one file for all: ranks that read different size lines would disagree below
+    same(comm, "the size line (vertices, entries)", (n, nnz))
     total = allreduce_sum(comm, src.shape[0])
     if total != nnz:  # a truncated file, or entries past the announced ones
         raise DistributedError(
@@ -152,15 +181,13 @@ def _read_npy_range(path, comm):
     if arr.ndim != 2 or arr.shape[1] not in (2, 3):
         raise ValueError(f"{path}: expected an array of shape (m, 2) or (m, 3), got {arr.shape}")
     a, b = _share(arr.shape[0], comm)
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{path}: unsupported dtype {arr.dtype} (integers or floats)")
     rows = np.array(arr[a:b])
-    ids = rows[:, :2]
-    if ids.dtype.kind == "f":
-        if not np.all(np.isfinite(ids)) or np.any(ids != np.round(ids)):
-            raise ValueError(f"{path}: vertex ids must be integers")
-    elif ids.dtype.kind not in "iu":
-        raise ValueError(f"{path}: unsupported dtype {rows.dtype}")
-    ids = ids.astype(np.int64)
-    w = rows[:, 2].astype(np.float64) if rows.shape[1] == 3 else None
+    ids = int_ids(rows[:, :2], f"{path}: vertex ids")
+    # Weights as the shared-memory engine reads them: an integer float64 would
+    # round (beyond 2**53) is refused, not rounded into a different matching.
+    w = _as_weights(rows[:, 2], rows.shape[0], f"{path}: weight") if rows.shape[1] == 3 else None
     return ids[:, 0], ids[:, 1], w
 
 

@@ -12,7 +12,14 @@ import hashlib
 
 import numpy as np
 
-from nx_gpumatch.distributed._comm import agree, alltoallv, check, same
+from nx_gpumatch.distributed._comm import (
+    agree,
+    allreduce_max,
+    alltoallv,
+    check,
+    exscan_sum,
+    same,
+)
 
 __all__ = ["Partition", "partition_edges", "block_size"]
 
@@ -23,7 +30,35 @@ def block_size(n, size):
     return c
 
 
+def int_ids(a, what="vertex ids"):
+    """int64 vertex ids from an integer or integral float array. Values int64
+    cannot hold are refused with the value itself: a cast would turn 2**63 + 5
+    into a negative id and 1e300 into the smallest int64."""
+    a = np.asarray(a)
+    if a.size == 0:
+        return np.zeros(a.shape, np.int64)
+    if a.dtype.kind == "f":
+        bad = ~np.isfinite(a) | (a != np.round(a))
+        if bad.any():
+            raise ValueError(f"{what} must be integers, got {a[bad][0].item()!r}")
+        big = np.abs(a) >= 2.0**63
+    elif a.dtype.kind == "u":
+        big = a > np.uint64(2**63 - 1)
+    elif a.dtype.kind == "i":
+        big = np.zeros(a.shape, bool)
+    else:
+        raise ValueError(f"{what} must be integers, got dtype {a.dtype}")
+    if big.any():
+        x = a[big][0].item()
+        if x < 0:
+            raise ValueError(f"{what} must be >= 0, got {x!r}")
+        raise ValueError(f"{what} must be below 2**31 (the most vertices a graph holds), got {x!r}")
+    return a.astype(np.int64)
+
+
 def _local_checks(src, dst, weight, duplicates):
+    from nx_gpumatch.graph import _as_weights
+
     if duplicates not in ("last", "max"):
         raise ValueError(f"duplicates must be 'last' or 'max', got {duplicates!r}")
     src = np.asarray(src)
@@ -35,21 +70,10 @@ def _local_checks(src, dst, weight, duplicates):
     for name, a in (("src", src), ("dst", dst)):
         if a.size and a.dtype.kind not in "iu":
             raise ValueError(f"{name} must hold integer vertex ids, got dtype {a.dtype}")
-    src = src.astype(np.int64, copy=False)
-    dst = dst.astype(np.int64, copy=False)
-    if weight is None:
-        w = np.ones(src.shape[0], np.float64)
-    else:
-        w = np.asarray(weight)
-        if w.dtype == object or w.dtype.kind not in "biuf":
-            raise ValueError(f"weights must be numbers, got dtype {w.dtype}")
-        w = w.astype(np.float64, copy=False)
-        if w.shape != src.shape:
-            raise ValueError(f"expected {src.shape[0]} weights, got shape {w.shape}")
-        bad = ~np.isfinite(w)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"weights must be finite; local edge #{i} has {w[i]!r}")
+    src = int_ids(src)
+    dst = int_ids(dst)
+    # As the shared-memory engine: integers beyond 2**53, NaN, booleans... refused.
+    w = _as_weights(weight, src.shape[0])
     if src.size and min(src.min(), dst.min()) < 0:
         raise ValueError(f"vertex ids must be >= 0, got {int(min(src.min(), dst.min()))}")
     return src, dst, w
@@ -141,7 +165,7 @@ def partition_edges(
     nodes = check(comm, _num_nodes, num_nodes)
     same(comm, "num_nodes", nodes)
     local_top = int(max(src.max(initial=-1), dst.max(initial=-1)))
-    top = comm.allreduce(local_top, op=_mpi_max())
+    top = allreduce_max(comm, local_top, "the count of the vertices")
     n = top + 1 if nodes is None else nodes
     err = None
     if n >= 2**31:
@@ -171,8 +195,7 @@ def partition_edges(
         owned_gids = np.flatnonzero(own == me).astype(np.int64)
     # Global position of each local edge, for "last wins".
     m = src.shape[0]
-    offset = comm.exscan(m) if P > 1 else 0
-    offset = 0 if offset is None else offset
+    offset = exscan_sum(comm, m, "the numbering of the edges")
     pos = np.arange(offset, offset + m, dtype=np.int64)
     lo = np.minimum(src, dst)
     hi = np.maximum(src, dst)
@@ -257,9 +280,3 @@ def _owner_array(owner, n, P):
     if own.size and (own.min() < 0 or own.max() >= P):
         raise ValueError(f"owner ranks must lie in [0, {P})")
     return own
-
-
-def _mpi_max():
-    from nx_gpumatch.distributed._comm import mpi
-
-    return mpi().MAX

@@ -1,6 +1,18 @@
 """What a distributed matching call returns on each rank."""
 
+import os
+
 import numpy as np
+
+from nx_gpumatch.distributed._comm import (
+    DistributedError,
+    agree,
+    allreduce,
+    allreduce_max,
+    allreduce_sum,
+    check,
+    gather,
+)
 
 __all__ = ["DistributedMatching", "Stats"]
 
@@ -46,24 +58,20 @@ class Stats:
 
     def finish(self, comm):
         """Sum the counts and take the slowest rank's times (collective)."""
-        from nx_gpumatch.distributed._comm import mpi
-
-        MPI = mpi()
+        what = "the sums of the statistics"
         local = np.array([getattr(self, k) for k in COUNTS], np.int64)
-        summed = np.empty_like(local)
-        comm.Allreduce(local, summed, op=MPI.SUM)
+        summed = allreduce(comm, local, "sum", what)
         self.total = {k: int(v) for k, v in zip(COUNTS, summed)}
         # Supersteps and rounds are global; iterations (queue refills) differ
         # per rank: the largest is reported.
         for k in ("supersteps", "rounds"):
             self.total[k] = getattr(self, k)
-        self.total["iterations"] = int(comm.allreduce(self.iterations, op=MPI.MAX))
+        self.total["iterations"] = allreduce_max(comm, int(self.iterations), what)
         self.total["messages"] = int(sum(self.total[k] for k in COUNTS[2:] if k != "rounds"))
         phases = ("partition", "setup", "compute", "messages", "communicate")
         names = [k for k in phases if k in self.times] + sorted(set(self.times) - set(phases))
         t = np.array([self.times[k] for k in names], np.float64)
-        tmax = np.empty_like(t)
-        comm.Allreduce(t, tmax, op=MPI.MAX)
+        tmax = allreduce(comm, t, "max", what)
         self.time = dict(zip(names, tmax.tolist()))
         self.time_rank = dict(self.times)
 
@@ -111,17 +119,18 @@ class DistributedMatching:
 
     def size(self):
         """Number of matched edges (collective)."""
-        return int(self.comm.allreduce(int(self.edges()[0].shape[0])))
+        return allreduce_sum(self.comm, int(self.edges()[0].shape[0]), "size()")
 
     def weight(self):
         """Total weight of the matched edges (collective; summed per rank, then
         over ranks, so the last bits may differ from a sequential sum)."""
-        return float(self.comm.allreduce(float(self.edges()[2].sum())))
+        w = np.array([self.edges()[2].sum()], np.float64)
+        return float(allreduce(self.comm, w, "sum", "weight()")[0])
 
     def gather(self, root=0):
         """(src, dst, weight) arrays of the whole matching, src < dst, sorted, on
         ``root``; None elsewhere (collective)."""
-        parts = self.comm.gather(self.edges(), root=root)
+        parts = gather(self.comm, self.edges(), root, "gather()")
         if self.comm.rank != root:
             return None
         u = np.concatenate([p[0] for p in parts])
@@ -133,10 +142,8 @@ class DistributedMatching:
     def gather_mate(self, root=0):
         """The global mate array (length num_nodes, -1 = unmatched) on ``root``;
         None elsewhere (collective; matchings only)."""
-        from nx_gpumatch.distributed._comm import check
-
         mine = (self.vertices, check(self.comm, lambda: self.mate))  # b > 1 anywhere: all raise
-        parts = self.comm.gather(mine, root=root)
+        parts = gather(self.comm, mine, root, "gather_mate()")
         if self.comm.rank != root:
             return None
         out = np.full(self.num_nodes, -1, np.int64)
@@ -147,14 +154,36 @@ class DistributedMatching:
     def write(self, path):
         """Write this rank's owned vertices' partners as CSV lines
         ``vertex,partner,weight`` to ``path`` (``{rank}`` in it is replaced by
-        the rank; otherwise ``.<rank>`` is appended). Returns the file name."""
-        rank = str(self.comm.rank)
+        the rank; otherwise ``.<rank>`` is appended). Returns the file name.
+
+        Collective, and all or nothing: each rank writes a hidden temporary
+        file beside its target and renames it only once every rank has written
+        its own, so a failure on any rank (an error, a full disk, a rank that
+        dies) leaves no file under a final name and a file already there as it
+        was. An error on any rank raises DistributedError on every rank."""
+        comm = self.comm
+        rank = str(comm.rank)
         name = path.replace("{rank}", rank) if "{rank}" in path else f"{path}.{rank}"
-        u = np.repeat(self.vertices, np.diff(self.indptr))
-        with open(name, "w") as f:
-            f.write("vertex,partner,weight\n")
-            for a, b, w in zip(u.tolist(), self.partners.tolist(), self.weights.tolist()):
-                f.write(f"{a},{b},{w!r}\n")
+        folder, base = os.path.split(name)
+        tmp = os.path.join(folder, f".{base}.{os.getpid()}.tmp")
+        err = None
+        try:
+            with open(tmp, "w") as f:
+                u = np.repeat(self.vertices, np.diff(self.indptr))
+                _write_rows(f, u, self.partners, self.weights)
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+            err = exc
+        try:
+            agree(comm, err)  # every rank has its whole file, or none renames
+            err = None
+            try:
+                os.replace(tmp, name)
+            except OSError as exc:
+                err = exc
+            agree(comm, err)
+        except DistributedError:
+            _remove(tmp)
+            raise
         return name
 
     def __repr__(self):
@@ -162,3 +191,16 @@ class DistributedMatching:
             f"<DistributedMatching rank {self.comm.rank}/{self.comm.size}: "
             f"{self.vertices.shape[0]} owned vertices, {self.partners.shape[0]} partner entries>"
         )
+
+
+def _write_rows(f, u, partners, weights):
+    f.write("vertex,partner,weight\n")
+    for a, b, w in zip(u.tolist(), partners.tolist(), weights.tolist()):
+        f.write(f"{a},{b},{w!r}\n")
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass  # never written, or already renamed
