@@ -1,5 +1,6 @@
 """The dispatcher class behind :func:`nx_gpumatch.cpu.njit` (imports Numba)."""
 
+import os
 import threading
 
 import numpy as np
@@ -53,6 +54,11 @@ class Dispatcher(CPUDispatcher):
         with global_compiler_lock:
             if sig in self.overloads:
                 return True
+            # No index file: nothing of this kernel is on disk. Asking the cache
+            # anyway would first set up Numba's compiler (a CPU second or so).
+            index = getattr(getattr(self._cache, "_cache_file", None), "_index_path", None)
+            if index is None or not os.path.exists(index):
+                return False
             cres = self._cache.load_overload(sig, self.targetctx)
             if cres is None:
                 return False
