@@ -282,10 +282,14 @@ def test_policy():
                 assert plus_one(ints).tolist() == [1, 2, 3]
                 assert not cpu._INTERPRETING.get().interpreted
             assert cpu._SPENT[fam] == [{plus_one}, 0.0]
-            with cpu.interpreted():  # other types: not compiled, so interpreted
+            cpu._SPENT[fam] = [set(), 0.0]
+            with cpu.run(fam, 5):  # other types: not compiled, so interpreted
                 assert plus_one(np.ones(2)).tolist() == [2.0, 2.0]
                 assert cpu._INTERPRETING.get().interpreted
             assert len(plus_one.signatures) == 1
+            with cpu.interpreted():  # asked for: interpreted, compiled or not
+                assert plus_one(ints).tolist() == [1, 2, 3]
+                assert cpu._INTERPRETING.get().interpreted
             with cpu.run(fam, 50):
                 assert cpu._INTERPRETING.get() is None
             with cpu.interpreted(False), cpu.run(fam, 1):

@@ -116,7 +116,7 @@ values, idx = np.arange(5, dtype=np.int32), np.array([4, 0])
 if sys.argv[1] == "compile":
     csr.gather_int32.serial(values, idx)
 else:
-    with cpu.interpreted():
+    with cpu.interpreted(cached=True):  # as small calls run
         assert csr.gather_int32.serial(values, idx).tolist() == [4, 0]
         ran_source = cpu._INTERPRETING.get().interpreted
     # Numba sets its compiler up (importing its numpy implementations) only to

@@ -17,19 +17,24 @@ import types
 PARALLEL_MIN = 1 << 15
 
 # None: kernels called from Python run compiled. A _Reached set: each kernel
-# called from Python records itself in it and runs compiled where that needs no
-# compiling (compiled in this process, or in Numba's disk cache), else
-# interpreted (its Python source). False: compiled, and :func:`run` may not
-# switch to interpreted.
+# called from Python records itself in it and runs interpreted (its Python
+# source), or, where the set says ``cached``, compiled when that needs no
+# compiling (compiled in this process, or in Numba's disk cache). False:
+# compiled, and :func:`run` may not switch to interpreted.
 _INTERPRETING = contextvars.ContextVar("nx_gpumatch_interpreting", default=None)
 
 
 class _Reached(set):
     """The kernels that Python code called in an :func:`interpreted` block
     (not the kernels those call); ``interpreted``: whether any of them ran
-    its Python source rather than compiled code."""
+    its Python source rather than compiled code; ``cached``: whether compiled
+    code at hand may run instead (see :func:`interpreted`)."""
 
     interpreted = False
+
+    def __init__(self, cached):
+        super().__init__()
+        self.cached = cached
 
 
 # Largest input that a family runs interpreted while its kernels are not
@@ -97,15 +102,16 @@ _NO_CACHE = []  # the first kernel that could not be cached, once known
 
 
 @contextlib.contextmanager
-def interpreted(on=True):
-    """Kernels called from Python in this block run interpreted (``on=True``)
-    unless their compiled code for the call's argument types is at hand without
-    compiling (in memory, or loaded from Numba's disk cache), or compiled with
-    no switch to interpreted by :func:`run` (``on=False``). Interpreted kernels
-    give the compiled kernels' results, only slower."""
+def interpreted(on=True, *, cached=False):
+    """Kernels called from Python in this block run interpreted (``on=True``),
+    or compiled with no switch to interpreted by :func:`run` (``on=False``).
+    Interpreted kernels give the compiled kernels' results, only slower.
+    ``cached=True``: a kernel whose compiled code for the call's argument
+    types is at hand without compiling (in memory, or in Numba's disk cache,
+    loaded then) runs compiled; :func:`run` asks for that."""
     import numpy as np
 
-    token = _INTERPRETING.set(_Reached() if on else False)
+    token = _INTERPRETING.set(_Reached(cached) if on else False)
     try:
         if on:
             with np.errstate(over="ignore"):  # uint64 hashes wrap, as compiled
@@ -145,7 +151,7 @@ def run(family, size, n_threads=None):
             yield n
             return
         t = time.perf_counter()
-        with interpreted():
+        with interpreted(cached=True):
             try:
                 yield n
             finally:

@@ -12,9 +12,10 @@ from nx_gpumatch.cpu import _INTERPRETING
 
 class Dispatcher(CPUDispatcher):
     """Numba's CPU dispatcher, plus one thing: a call from Python while
-    :func:`nx_gpumatch.cpu.interpreted` is on compiles nothing. It runs
-    compiled code if that is compiled for the arguments' types or Numba's disk
-    cache holds it (loaded then), else the Python source (``py_func``).
+    :func:`nx_gpumatch.cpu.interpreted` is on compiles nothing. It runs the
+    Python source (``py_func``); with ``cached=True`` it runs compiled code
+    instead where that is compiled for the arguments' types or Numba's disk
+    cache holds it (loaded then).
 
     Jitted callers never reach this ``__call__`` (Numba types the dispatcher
     itself), so compiled code is unchanged; interpreted code calling another
@@ -31,7 +32,7 @@ class Dispatcher(CPUDispatcher):
         depth = getattr(_DEPTH, "n", 0)
         if not depth:  # called from Python
             used.add(self)
-            if not kwargs and self._loads(args):
+            if used.cached and not kwargs and self._loads(args):
                 return CPUDispatcher.__call__(self, *args)
             used.interpreted = True
         _DEPTH.n = depth + 1
