@@ -64,8 +64,9 @@ class GpumatchConfig(Config):
         Louvain: levels with fewer vertices use the fine threshold.
     interpret_small : bool
         Run a family's kernels interpreted (their Python source, same results)
-        on small inputs while they are not compiled yet, so a first call takes
-        milliseconds instead of a compile. False: always compile. The
+        on small inputs while they are neither compiled nor in Numba's disk
+        cache, so a first call takes milliseconds instead of a compile
+        (cached kernels are loaded and run compiled). False: always compile. The
         environment variable NX_GPUMATCH_INTERPRET_SMALL=0 (or false, no,
         off) sets the default to False (the test suite sets it, so child
         processes compile too); 1, true, yes, on or unset: True; any other

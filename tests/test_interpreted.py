@@ -253,6 +253,12 @@ def test_policy():
     cfg = get_config()
     fam = "test-family"
     cpu.INTERPRET_MAX[fam] = 10
+
+    @cpu.njit(cache=False)  # in no disk cache: compiled only once called compiled
+    def plus_one(a):
+        return a + 1
+
+    ints = np.arange(3)
     try:
         with cfg(interpret_small=True):
             assert cpu.should_interpret(fam, 10)
@@ -260,16 +266,30 @@ def test_policy():
             assert not cpu.should_interpret("no such family", 0)
             cpu._SPENT[fam] = [set(), cpu.INTERPRET_BUDGET]  # used up its time
             assert not cpu.should_interpret(fam, 1)
-            from nx_gpumatch.cpu import csr
-
-            csr.gather_int32.serial(np.arange(3, dtype=np.int32), np.arange(2))  # compiled
-            cpu._SPENT[fam] = [{csr.gather_int32.serial}, 0.0]
-            assert not cpu.should_interpret(fam, 1)  # its kernels are compiled now
             cpu._SPENT[fam] = [set(), 0.0]
             with cpu.run(fam, 5) as n:
                 assert n >= 1 and cpu._INTERPRETING.get() == set()
-                csr.gather_int32(np.arange(3, dtype=np.int32), np.arange(2))
-            assert cpu._SPENT[fam][0] == {csr.gather_int32.serial} and cpu._SPENT[fam][1] > 0
+                assert plus_one(ints).tolist() == [1, 2, 3]
+                assert cpu._INTERPRETING.get().interpreted
+            assert cpu._SPENT[fam][0] == {plus_one} and cpu._SPENT[fam][1] > 0
+            assert not plus_one.signatures and cpu.should_interpret(fam, 1)
+            plus_one(ints)  # compiled now
+            assert not cpu.should_interpret(fam, 1)  # every kernel it called is compiled
+            # a kernel compiled for the call's types runs compiled even in the block,
+            # and costs the family no interpreted time
+            cpu._SPENT[fam] = [set(), 0.0]
+            with cpu.run(fam, 5):
+                assert plus_one(ints).tolist() == [1, 2, 3]
+                assert not cpu._INTERPRETING.get().interpreted
+            assert cpu._SPENT[fam] == [{plus_one}, 0.0]
+            cpu._SPENT[fam] = [set(), 0.0]
+            with cpu.run(fam, 5):  # other types: not compiled, so interpreted
+                assert plus_one(np.ones(2)).tolist() == [2.0, 2.0]
+                assert cpu._INTERPRETING.get().interpreted
+            assert len(plus_one.signatures) == 1
+            with cpu.interpreted():  # asked for: interpreted, compiled or not
+                assert plus_one(ints).tolist() == [1, 2, 3]
+                assert cpu._INTERPRETING.get().interpreted
             with cpu.run(fam, 50):
                 assert cpu._INTERPRETING.get() is None
             with cpu.interpreted(False), cpu.run(fam, 1):

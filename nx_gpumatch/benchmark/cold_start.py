@@ -9,7 +9,8 @@ first call on a tiny graph, three ways:
 * "first": as a user's first small call runs, interpreted (nothing compiles);
 * "compile": with interpretation off, i.e. the Numba compile that the first
   call on a LARGE input pays (and that ``nx_gpumatch.warmup()`` pays ahead);
-* "warm": import + first call in another fresh process once the cache is filled.
+* "warm": import + first call in another fresh process once the cache is filled
+  (the call loads the cached kernels and runs them compiled).
 
 "all" is every family in one fresh process with an empty cache, both ways. The
 import of the package alone is timed too (it must not compile or import Numba).

@@ -1,14 +1,13 @@
 """Numba (CPU) engine. Kernels compile on first use and are cached on disk.
 
-Small inputs of a family whose kernels are not compiled yet run the same
-kernels interpreted (their Python source) instead of waiting seconds for the
+Small inputs of a family whose kernels are neither compiled in this process
+nor in the disk cache run the same kernels interpreted (their Python source) instead of waiting seconds for the
 compiler: see :func:`run`. Importing this package does not import Numba; the
 kernel modules do.
 """
 
 import contextlib
 import contextvars
-import os
 import types
 
 # Inputs with fewer work items than this run the serial build of a
@@ -17,10 +16,26 @@ import types
 # slower). Tests set it to 0 to run the parallel builds on small inputs.
 PARALLEL_MIN = 1 << 15
 
-# None: kernels called from Python run compiled. A set: they run interpreted
-# (their Python source) and record themselves in it. False: compiled, and
-# :func:`run` may not switch to interpreted.
+# None: kernels called from Python run compiled. A _Reached set: each kernel
+# called from Python records itself in it and runs interpreted (its Python
+# source), or, where the set says ``cached``, compiled when that needs no
+# compiling (compiled in this process, or in Numba's disk cache). False:
+# compiled, and :func:`run` may not switch to interpreted.
 _INTERPRETING = contextvars.ContextVar("nx_gpumatch_interpreting", default=None)
+
+
+class _Reached(set):
+    """The kernels that Python code called in an :func:`interpreted` block
+    (not the kernels those call); ``interpreted``: whether any of them ran
+    its Python source rather than compiled code; ``cached``: whether compiled
+    code at hand may run instead (see :func:`interpreted`)."""
+
+    interpreted = False
+
+    def __init__(self, cached):
+        super().__init__()
+        self.cached = cached
+
 
 # Largest input that a family runs interpreted while its kernels are not
 # compiled: edges (graphs), stored entries (bipartite: of the matrix; stable
@@ -87,13 +102,16 @@ _NO_CACHE = []  # the first kernel that could not be cached, once known
 
 
 @contextlib.contextmanager
-def interpreted(on=True):
+def interpreted(on=True, *, cached=False):
     """Kernels called from Python in this block run interpreted (``on=True``),
     or compiled with no switch to interpreted by :func:`run` (``on=False``).
-    Interpreted kernels give the compiled kernels' results, only slower."""
+    Interpreted kernels give the compiled kernels' results, only slower.
+    ``cached=True``: a kernel whose compiled code for the call's argument
+    types is at hand without compiling (in memory, or in Numba's disk cache,
+    loaded then) runs compiled; :func:`run` asks for that."""
     import numpy as np
 
-    token = _INTERPRETING.set(set() if on else False)
+    token = _INTERPRETING.set(_Reached(cached) if on else False)
     try:
         if on:
             with np.errstate(over="ignore"):  # uint64 hashes wrap, as compiled
@@ -104,19 +122,14 @@ def interpreted(on=True):
         _INTERPRETING.reset(token)
 
 
-def _on_disk(disp):
-    try:  # Numba's cache index of this function (private layout: may change)
-        return os.path.exists(disp._cache._cache_file._index_path)
-    except AttributeError:
-        return False
-
-
 def should_interpret(family, size):
-    """True when a call of ``family`` on an input of ``size`` should run
-    interpreted: the config allows it, the input is at most
+    """True when a call of ``family`` on an input of ``size`` should run in an
+    :func:`interpreted` block: the config allows it, the input is at most
     ``INTERPRET_MAX[family]``, the family has not used up its interpreted time,
-    and the kernels its earlier interpreted calls reached are neither compiled
-    in this process nor in the disk cache (unknown before the first call)."""
+    and not every kernel its earlier such calls called from Python is compiled
+    in this process (unknown before the first call). In the block, each of
+    those kernels still runs compiled when Numba's disk cache holds it, so a
+    warm cache makes even the first small call compiled."""
     from nx_gpumatch.config import get_config
 
     if not get_config().interpret_small or size > INTERPRET_MAX.get(family, -1):
@@ -124,7 +137,7 @@ def should_interpret(family, size):
     used, spent = _SPENT.get(family, (set(), 0.0))
     if spent >= INTERPRET_BUDGET:
         return False
-    return not (used and all(d.signatures or _on_disk(d) for d in used))
+    return not (used and all(d.signatures for d in used))
 
 
 @contextlib.contextmanager
@@ -138,13 +151,15 @@ def run(family, size, n_threads=None):
             yield n
             return
         t = time.perf_counter()
-        with interpreted():
+        with interpreted(cached=True):
             try:
                 yield n
             finally:
+                reached = _INTERPRETING.get()
                 rec = _SPENT.setdefault(family, [set(), 0.0])
-                rec[0] |= _INTERPRETING.get()
-                rec[1] += time.perf_counter() - t
+                rec[0] |= reached
+                if reached.interpreted:  # calls that only loaded cached kernels cost none
+                    rec[1] += time.perf_counter() - t
 
 
 @contextlib.contextmanager
