@@ -426,6 +426,21 @@ class Graph:
         return cls._from_sparse(mmread(path), absolute=True, sum_duplicates=False, diagonal=False)
 
     @classmethod
+    def from_file(cls, path, source="source", target="target", weight="weight"):
+        """Graph from a file of any supported format: Matrix Market as
+        :meth:`from_mtx`; an edge list (CSV, tab- or whitespace-separated text,
+        Parquet) as :meth:`from_pandas` of its rows (``source``, ``target``,
+        ``weight`` name its columns; a file without a header row has them in
+        that order). See :mod:`nx_gpumatch.files` for how the format, a header
+        and comment lines are recognised. ``weight=None``: every edge weighs 1."""
+        from nx_gpumatch import files
+
+        if files.file_format(path) == "mtx":
+            g = cls.from_mtx(path)
+            return g if weight is not None else g.unweighted()
+        return cls.from_pandas(files.read_edge_list(path, source, target), source, target, weight)
+
+    @classmethod
     def _from_sparse(cls, A, *, absolute, sum_duplicates, diagonal=True):
         import scipy.sparse as sp
 
@@ -463,7 +478,7 @@ class Graph:
         if sp.issparse(obj):
             return cls.from_scipy(obj)
         if isinstance(obj, (str,)) or hasattr(obj, "__fspath__"):
-            return cls.from_mtx(obj)
+            return cls.from_file(obj, weight=weight)
         raise TypeError(f"cannot build a graph from {type(obj).__name__}")
 
     # ------------------------------------------------------------ properties

@@ -328,7 +328,7 @@ def test_cli_csv_and_errors(tmp_path, capsys):
         main(["bipartite", "-i", str(src), "--source", "a", "--target", "b", "-o", str(dst)]) == 0
     )
     got = pd.read_csv(dst)
-    assert len(got) == 2 and set(got["row"]) == {"x", "y"}
+    assert len(got) == 2 and set(got["a"]) == {"x", "y"}  # the input's column names
     assert main(["bipartite", "-i", str(src)]) == 2
     assert "column 'source'" in capsys.readouterr().err
     assert main(["bipartite", "-i", str(tmp_path / "missing.csv")]) == 2

@@ -124,12 +124,10 @@ GRAPH_COMMANDS = ["match", "b-matching", "louvain"]
 ALL_COMMANDS = [*GRAPH_COMMANDS, "stable-marriage"]
 # Own input options (sides of a bipartite graph; per-rank reading under MPI).
 FILE_COMMANDS = ["bipartite", "distributed"]
-# bipartite and distributed print no progress display, so have no --no-progress.
-NO_PROGRESS_OPTION = {"bipartite", "distributed"}
 
 
 def _quiet(cmd):
-    return [] if cmd in NO_PROGRESS_OPTION else ["--no-progress"]
+    return ["--no-progress"]  # every subcommand takes it
 
 
 # Subcommands without graph options: only argparse's own errors apply.
@@ -322,7 +320,7 @@ def test_bipartite_reads_mtx_in_any_case_and_refuses_generator_options(capsys, t
         assert main(["bipartite", "-i", str(tmp_path / name)]) == 0
         assert "3 rows, 4 columns, 3 edges" in capsys.readouterr().out
     for opt in (["-n", "5"], ["--seed", "3"], ["--generate", "random"]):
-        msg = _error(capsys, "bipartite", "-i", str(tmp_path / "A.MTX"), *opt)
+        msg = _error(capsys, "bipartite", "--no-progress", "-i", str(tmp_path / "A.MTX"), *opt)
         assert f"{opt[0]} acts on a generated graph" in msg
 
 

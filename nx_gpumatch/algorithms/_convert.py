@@ -55,6 +55,13 @@ def convert(obj, weight="weight", source="source", target="target", parallel=Non
     MultiGraph's parallel edges (see :meth:`Graph.from_networkx`)."""
     import networkx as nx
 
+    if isinstance(obj, str) or hasattr(obj, "__fspath__"):
+        from nx_gpumatch import files
+
+        # An edge-list file is its rows: results come back as those rows, as for
+        # a DataFrame; a Matrix Market file is a matrix (results are arrays).
+        if files.file_format(obj) != "mtx":
+            obj = files.read_edge_list(obj, source, target)
     kind = input_kind(obj)
     if kind == "graph":
         return Input(obj.unweighted() if weight is None else obj, kind)

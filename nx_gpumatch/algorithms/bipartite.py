@@ -174,7 +174,8 @@ def maximum_bipartite_matching(
     ----------
     graph : scipy sparse matrix/array (rows one side, columns the other; every
         stored entry is an edge), Matrix Market path, pandas/cuDF DataFrame edge
-        list (``source`` nodes one side, ``target`` nodes the other), networkx
+        list (``source`` nodes one side, ``target`` nodes the other) or the path
+        of one (CSV, TSV/whitespace, Parquet; answered as a DataFrame), networkx
         graph or :class:`nx_gpumatch.Graph` (sides from ``top_nodes``, else
         networkx's ``bipartite.sets`` rule: a connected graph's 2-colouring; a
         top node that is not in the graph is a KeyError, as in networkx).
@@ -212,12 +213,17 @@ def maximum_bipartite_matching(
         return _general_graph(graph, kind, top_nodes, return_cover, kw)
     if top_nodes is not None:
         raise TypeError("top_nodes applies to networkx graphs and nx_gpumatch.Graph only")
+    if isinstance(graph, str) or hasattr(graph, "__fspath__"):
+        from nx_gpumatch import files
+
+        if files.file_format(graph) == "mtx":
+            from nx_gpumatch._input import mmread as _mmread
+
+            graph = _mmread(graph)
+        else:  # an edge list: its rows, as a DataFrame's
+            graph, kind = files.read_edge_list(graph, source, target), "pandas"
     if kind in ("pandas", "cudf"):
         return _edge_list(graph, source, target, return_cover, kw)
-    if isinstance(graph, str) or hasattr(graph, "__fspath__"):
-        from nx_gpumatch._input import mmread
-
-        graph = mmread(graph)
     bi, swapped = Biadjacency.from_scipy(graph)
     rmatch, cmatch, row_cover, col_cover = solve(bi, **kw)
     if swapped:  # our columns are the matrix's rows

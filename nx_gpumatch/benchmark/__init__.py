@@ -19,14 +19,44 @@ PROBLEMS = (
     "cold_start",
     "scaling",
 )
+# Anchor packages (the 'bench' extra) each benchmark imports, checked before it
+# measures anything: a missing one would otherwise end the run midway.
+NEEDS = {
+    "matching": ("networkit",),
+    "b_matching": ("networkit",),
+    "stable_marriage": ("matching",),
+    "louvain": ("networkit", "igraph"),
+    "bipartite": ("igraph",),
+    "scaling": ("networkit", "matplotlib"),
+}
+BENCH_EXTRA = 'pip install "nx-gpumatch[bench]" (from a checkout: pip install ".[bench]")'
+
+
+def missing(problem):
+    """The anchor packages of ``problem`` that cannot be imported."""
+    import importlib.util
+
+    def absent(name):
+        try:
+            return importlib.util.find_spec(name) is None
+        except (ImportError, ValueError):
+            return True
+
+    return [name for name in NEEDS.get(problem, ()) if absent(name)]
 
 
 def load(problem):
-    """Import the benchmark module of ``problem``. Every benchmark but
+    """Import the benchmark module of ``problem`` (ImportError naming the extra
+    when an anchor package is missing). Every benchmark but
     ``cold_start`` times compiled kernels only: small inputs would otherwise run
     interpreted while their family is not compiled (see ``nx_gpumatch.cpu.run``)."""
     import importlib
 
+    lacking = missing(problem)
+    if lacking:
+        raise ImportError(
+            f"benchmark {problem} needs {', '.join(lacking)} (the 'bench' extra): {BENCH_EXTRA}"
+        )
     if problem != "cold_start":
         from nx_gpumatch.config import get_config
 

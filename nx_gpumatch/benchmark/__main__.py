@@ -8,7 +8,12 @@ def main(argv=None):
     if not argv or argv[0] not in PROBLEMS:
         print(f"usage: python -m nx_gpumatch.benchmark {{{','.join(PROBLEMS)}}} [options]")
         return 2
-    return load(argv[0]).main(argv[1:])
+    try:
+        module = load(argv[0])
+    except ImportError as exc:  # an anchor package is missing: say so before measuring
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return module.main(argv[1:])
 
 
 if __name__ == "__main__":

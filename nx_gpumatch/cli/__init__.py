@@ -25,11 +25,15 @@ COMMANDS = (
 
 
 def build_parser():
+    from nx_gpumatch import __version__
     from nx_gpumatch.cli._common import Parser
 
     parser = Parser(
         prog="nx-gpumatch",
         description="Matching and clustering on large graphs. With no command, runs 'match'.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
     for name in COMMANDS:
@@ -40,16 +44,18 @@ def build_parser():
 def main(argv=None):
     import networkx as nx
 
-    from nx_gpumatch.cli._common import CliError, check_device, check_paths
+    from nx_gpumatch.cli._common import CliError, check_device, check_paths, open_output
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     commands = set(parser._subparsers._group_actions[0].choices)
-    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help")):
+    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "match")
+    output = None
     try:
         args = parser.parse_args(argv)
         check_paths(args)
+        output = open_output(args)
         check_device(args)
         if getattr(args, "threads", None) is not None:
             nx.config.backends.gpumatch.threads = args.threads
@@ -65,3 +71,6 @@ def main(argv=None):
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else "no detail"
         print(f"error: out of memory: {message}", file=sys.stderr)
         return 2
+    finally:
+        if output is not None:  # an error or Ctrl-C before the result was written
+            output.discard()

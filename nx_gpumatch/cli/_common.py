@@ -4,6 +4,7 @@ line on stderr, exit code 2)."""
 
 import argparse
 import os
+import tempfile
 
 import numpy as np
 
@@ -72,6 +73,107 @@ def check_paths(args):
             raise CliError(f"cannot write {out}: folder {folder} does not exist")
         if not os.access(folder, os.W_OK) or (os.path.exists(out) and not os.access(out, os.W_OK)):
             raise CliError(f"cannot write {out}: permission denied")
+        if path is not None and os.path.exists(out) and os.path.samefile(path, out):
+            raise CliError(f"--output {out} is the input file; write the result elsewhere")
+
+
+class Output:
+    """The --output file, written whole or not at all: the result goes to a
+    temporary file in the target's folder, created up front (so an unwritable
+    place fails before any work, whatever ``os.access`` says, e.g. for root in
+    /proc), and renamed over the target only once complete. A failed write (a
+    full disk) leaves no partial file and keeps a file that was there."""
+
+    def __init__(self, path):
+        self.path = path
+        self.target = os.path.realpath(path)  # through a symlink, as open() would write
+        folder, name = os.path.split(self.target)
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
+        except OSError as exc:
+            raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+        os.close(fd)
+
+    def write_csv(self, df):
+        try:
+            with open(self.tmp, "w", newline="") as f:
+                df.to_csv(f, index=False)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(self.tmp, self._mode())
+            os.replace(self.tmp, self.target)
+        except OSError as exc:
+            self.discard()
+            kept = " (the file there is unchanged)" if os.path.exists(self.target) else ""
+            raise CliError(f"cannot write {self.path}: {exc.strerror or exc}{kept}") from None
+        self.tmp = None
+
+    def _mode(self):
+        try:  # keep the permissions of the file replaced
+            return os.stat(self.target).st_mode & 0o7777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            return 0o666 & ~umask
+
+    def discard(self):
+        if self.tmp is not None:
+            try:
+                os.unlink(self.tmp)
+            except OSError:
+                pass
+            self.tmp = None
+
+
+def write_output(args, df):
+    """Write the result table to --output (reserved by ``main``, or now when a
+    subcommand runs without it)."""
+    out = getattr(args, "output_file", None) or Output(args.output)
+    out.write_csv(df)
+
+
+def open_output(args):
+    """Reserve ``args.output`` (see :class:`Output`) for commands that write one file."""
+    if getattr(args, "output", None) is not None and getattr(args, "writes_output", False):
+        args.output_file = Output(args.output)
+    return getattr(args, "output_file", None)
+
+
+def id_base(args):
+    """0 or 1: what the first vertex is called in outputs of a .mtx file or a
+    generated graph (their vertices have no labels of their own)."""
+    if args.input is not None and getattr(args, "input_format", None) != "mtx":
+        if args.id_base is not None:
+            raise CliError(
+                "--id-base acts on .mtx files and generated graphs (an edge list's ids are its own)"
+            )
+        return None
+    if args.id_base is not None:
+        return args.id_base
+    return 1 if args.input is not None else 0
+
+
+def id_note(base):
+    if base is None:
+        return "ids as in the input"
+    return f"vertex ids {base}-based" + (", as in the .mtx file" if base == 1 else "")
+
+
+def add_output_arguments(p, what):
+    o = p.add_argument_group("output")
+    o.add_argument(
+        "--output", "-o", help=f"write {what} to this CSV file (written whole or not at all)"
+    )
+    o.add_argument(
+        "--id-base",
+        type=int,
+        choices=(0, 1),
+        default=None,
+        help="number the vertices of a .mtx file or a generated graph from 0 or 1 in the "
+        "output (default: 1 for .mtx, as the file does; 0 for generated graphs)",
+    )
+    p.set_defaults(writes_output=True)
+    return o
 
 
 def check_device(args):
@@ -85,27 +187,22 @@ def check_device(args):
 
 
 def load_graph(args, progress):
-    """A Graph from --input (.mtx or edge-list .csv) or a generated one."""
+    """A Graph from --input (any format of :mod:`nx_gpumatch.files`) or a generated one."""
     from nx_gpumatch import Graph, generators
 
     if args.input:
         progress.set_description(f"reading {args.input}")
-        name = args.input.lower()
-        if name.endswith((".mtx", ".mtx.gz")):
+        df = read_input(args)
+        if df is None:
             if given(args, "weight"):
                 raise CliError("--weight names a CSV column; a .mtx file carries its own weights")
             return Graph.from_mtx(args.input)
-        import pandas as pd
-
-        df = pd.read_csv(args.input)
         for opt, col in (("--source", args.source), ("--target", args.target)):
             if col not in df.columns:
-                raise CliError(
-                    f"{opt} {col!r} is not a column of {args.input} ({list(df.columns)})"
-                )
+                raise CliError(f"{opt} {col!r} is not a column of {args.input} {columns(df)}")
         if given(args, "weight") and args.weight not in df.columns:
             raise CliError(
-                f"--weight {args.weight!r} is not a column of {args.input} ({list(df.columns)})"
+                f"--weight {args.weight!r} is not a column of {args.input} {columns(df)}"
             )
         weight = args.weight if args.weight in df.columns else None
         return Graph.from_pandas(df, source=args.source, target=args.target, weight=weight)
@@ -127,6 +224,35 @@ def load_graph(args, progress):
     return generators.delaunay(args.n, seed=args.seed)
 
 
+INPUT_HELP = (
+    "graph file: Matrix Market (.mtx, .mtx.gz), or an edge list in CSV, tab- or "
+    "whitespace-separated text (header row optional; '#' and '%%' comment lines) or Parquet; "
+    "the format is read from the file"
+)
+
+
+def columns(df):
+    """The columns of an edge list, for error messages."""
+    return (
+        f"(columns: {list(df.columns)}; a file without a header row has them in the order "
+        "source, target, weight)"
+    )
+
+
+def read_input(args):
+    """The edge list in --input as a DataFrame, or None for a Matrix Market file
+    (``args.input_format`` records which)."""
+    from nx_gpumatch import files
+
+    args.input_format = files.file_format(args.input)
+    if args.input_format == "mtx":
+        return None
+    try:
+        return files.read_edge_list(args.input, args.source, args.target)
+    except ImportError as exc:  # Parquet without pyarrow: how to install it
+        raise CliError(str(exc)) from None
+
+
 def add_engine_arguments(p):
     e = p.add_argument_group("engine")
     e.add_argument(
@@ -143,9 +269,7 @@ def add_engine_arguments(p):
 
 def add_graph_arguments(p, n=1000, m=5000):
     g = p.add_argument_group("input graph")
-    g.add_argument(
-        "--input", "-i", help=".mtx(.gz) file or edge-list .csv (header row); default: generate one"
-    )
+    g.add_argument("--input", "-i", help=INPUT_HELP + "; default: generate one")
     g.add_argument(
         "--generate",
         choices=GENERATORS,
@@ -175,13 +299,20 @@ def add_graph_arguments(p, n=1000, m=5000):
         action=Given,
         help="seed of the generator (and of randomized algorithms; default 0)",
     )
-    g.add_argument("--source", default="source", help="CSV source column")
-    g.add_argument("--target", default="target", help="CSV target column")
+    g.add_argument(
+        "--source", default="source", help="edge list: the source column (default 'source')"
+    )
+    g.add_argument(
+        "--target", default="target", help="edge list: the target column (default 'target')"
+    )
     g.add_argument(
         "--weight",
         default="weight",
         action=Given,
-        help="CSV weight column (default 'weight'; all 1 if the file has none)",
+        help="edge list: the weight column (default 'weight'; all 1 if the file has none)",
     )
-    e = add_engine_arguments(p)
-    e.add_argument("--no-progress", action="store_true", help="no progress display")
+    add_no_progress(add_engine_arguments(p))
+
+
+def add_no_progress(group, what="no progress display on stderr"):
+    group.add_argument("--no-progress", action="store_true", help=what)

@@ -8,7 +8,7 @@ ALGORITHMS = ("b_suitor", "local_dominant", "greedy")
 
 def add_command(subparsers):
     """Add the "b-matching" subcommand to an argparse subparsers object."""
-    from nx_gpumatch.cli._common import add_graph_arguments, nonnegative_int
+    from nx_gpumatch.cli._common import add_graph_arguments, add_output_arguments, nonnegative_int
 
     p = subparsers.add_parser(
         "b-matching",
@@ -25,15 +25,19 @@ def add_command(subparsers):
         help="edges allowed at every vertex (default 3)",
     )
     p.add_argument(
-        "--algorithm", "-a", default="b_suitor", choices=ALGORITHMS, help="default b_suitor"
+        "--algorithm",
+        "-a",
+        default="b_suitor",
+        choices=ALGORITHMS,
+        help="all give the same b-matching; the GPU runs b_suitor only (default b_suitor)",
     )
     p.add_argument(
         "--check",
         action="store_true",
         help="also run greedy and report whether the answers are equal",
     )
-    p.add_argument(
-        "--output", "-o", help="write the matched edges (source,target,weight) to this CSV file"
+    add_output_arguments(
+        p, "the matched edges (the input's source, target and weight column names)"
     )
     p.set_defaults(func=run_b_matching)
     return p
@@ -44,7 +48,7 @@ def run_b_matching(args):
     from tqdm import tqdm
 
     from nx_gpumatch.algorithms.b_matching import b_matching_edges, b_matching_result, is_b_matching
-    from nx_gpumatch.cli._common import CliError, given, load_graph
+    from nx_gpumatch.cli._common import CliError, given, id_base, id_note, load_graph
     from nx_gpumatch.config import resolve_device
 
     if args.input and given(args, "seed"):
@@ -56,6 +60,7 @@ def run_b_matching(args):
         t0 = time.perf_counter()
         g = load_graph(args, bar)
         t_load = time.perf_counter() - t0
+        base = id_base(args)
         bar.update()
         engine = resolve_device(args.device, g.num_edges)
         if engine == "gpu" and args.algorithm != "b_suitor":
@@ -85,16 +90,7 @@ def run_b_matching(args):
             bar.update()
         if args.output:
             bar.set_description(f"writing {args.output}")
-            import pandas as pd
-
-            labels = g.labels()
-            pd.DataFrame(
-                {
-                    "source": [labels[i] for i in g.edge_src[edges].tolist()],
-                    "target": [labels[i] for i in g.edge_dst[edges].tolist()],
-                    "weight": g.edge_weight[edges],
-                }
-            ).to_csv(args.output, index=False)
+            _write(args, g, edges, base)
             bar.update()
     src = args.input or f"generated {args.generate} (seed {args.seed})"
     full = int(
@@ -115,5 +111,24 @@ def run_b_matching(args):
     if same is not None:
         print(f"check        equal to greedy: {same}")
     if args.output:
-        print(f"output       {edges.size:,} matched edges written to {args.output}")
+        print(
+            f"output       {edges.size:,} matched edges written to {args.output} ({id_note(base)})"
+        )
     return 0 if valid and same is not False else 1
+
+
+def _write(args, g, edges, base):
+    import pandas as pd
+
+    from nx_gpumatch.cli._common import write_output
+
+    u, v = g.edge_src[edges], g.edge_dst[edges]
+    if base is None:  # an edge list: its own labels and column names
+        labels = g.labels()
+        u, v = [labels[i] for i in u.tolist()], [labels[i] for i in v.tolist()]
+        names = (args.source, args.target, g.weight_attr or args.weight)
+    else:
+        u, v = u.astype("int64") + base, v.astype("int64") + base
+        names = ("source", "target", "weight")
+    df = pd.DataFrame({names[0]: u, names[1]: v, names[2]: g.edge_weight[edges]})
+    write_output(args, df)

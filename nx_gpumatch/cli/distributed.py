@@ -130,7 +130,13 @@ def add_command(subparsers):
         "-b acts on b_suitor; --ordering, --vertex-subsets, --b-subset and --full-sort "
         "on b_suitor and suitor (refused with local_max)",
     )
-    a.add_argument("--algorithm", "-a", choices=ALGORITHMS, default="b_suitor")
+    a.add_argument(
+        "--algorithm",
+        "-a",
+        choices=ALGORITHMS,
+        default="b_suitor",
+        help="b_suitor (b-matching, default), suitor or local_max (matching)",
+    )
     a.add_argument(
         "--b", "-b", type=nonnegative_int, default=1, action=Given, help="b_suitor's b (default 1)"
     )
@@ -163,6 +169,11 @@ def add_command(subparsers):
         help="vertex owners: blocks of ids, or a seeded random owner per vertex",
     )
     a.add_argument("--threads", type=positive_int, default=None, help="Numba threads per rank")
+    a.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="accepted as by every command; the ranks print no progress display",
+    )
     o = p.add_argument_group("output")
     o.add_argument(
         "--output",

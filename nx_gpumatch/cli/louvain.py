@@ -8,13 +8,13 @@ import time
 
 def add_command(subparsers):
     """Add the ``louvain`` subcommand to an argparse subparsers object."""
-    from nx_gpumatch.cli._common import add_graph_arguments, nonnegative_int
+    from nx_gpumatch.cli._common import add_graph_arguments, add_output_arguments, nonnegative_int
 
     p = subparsers.add_parser(
         "louvain",
         help="Louvain community detection (parallel CPU engine, or CUDA kernels on a GPU)",
         description=(
-            "Run the Louvain method on a generated graph or an .mtx / edge-list .csv file and print "
+            "Run the Louvain method on a generated graph or a file (.mtx, or an edge list) and print "
             "each level (vertices, edges, modularity, sweeps) and the final partition; --leiden "
             "runs the Leiden method instead."
         ),
@@ -47,7 +47,8 @@ def add_command(subparsers):
     a.add_argument(
         "--leiden",
         action="store_true",
-        help="run the Leiden method (CPU) instead: connected communities; --threshold unused",
+        help="run the Leiden method instead (CPU or GPU engine, as --device picks): "
+        "connected communities; --threshold unused",
     )
     a.add_argument(
         "--passes",
@@ -68,7 +69,7 @@ def add_command(subparsers):
         help="run networkx's Louvain too on graphs of at most this many edges (0: never; "
         "default 20000)",
     )
-    a.add_argument("--output", "-o", help="write vertex,community to this CSV file")
+    add_output_arguments(p, "one row per vertex: vertex, community")
     p.set_defaults(func=run_louvain)
     return p
 
@@ -78,7 +79,7 @@ def run_louvain(args):
     from tqdm import tqdm
 
     from nx_gpumatch.algorithms import louvain as lv
-    from nx_gpumatch.cli._common import load_graph
+    from nx_gpumatch.cli._common import id_base, id_note, load_graph, write_output
     from nx_gpumatch.config import get_config, resolve_device
 
     if args.max_level is not None and args.max_level <= 0:
@@ -101,6 +102,7 @@ def run_louvain(args):
         t0 = time.perf_counter()
         g = load_graph(args, bar)
         t_load = time.perf_counter() - t0
+        base = id_base(args)
     weighted = not args.unweighted
     try:
         engine = resolve_device(args.device, g.num_edges)
@@ -118,7 +120,6 @@ def run_louvain(args):
         if args.leiden:
             from nx_gpumatch.algorithms import leiden
 
-            engine = "cpu"
             gen = leiden.levels(g, passes=args.passes, **common)
         else:
             gen = lv.levels(g, threshold=args.threshold, **common)
@@ -193,8 +194,10 @@ def run_louvain(args):
     else:
         print(f"networkx     comparison skipped: {skip}")
     if args.output:
+        import numpy as np
         import pandas as pd
 
-        pd.DataFrame({"vertex": g.labels(), "community": labels}).to_csv(args.output, index=False)
-        print(f"output       {g.num_nodes:,} rows written to {args.output}")
+        vertex = np.arange(base, base + g.num_nodes) if base is not None else g.labels()
+        write_output(args, pd.DataFrame({"vertex": vertex, "community": labels}))
+        print(f"output       {g.num_nodes:,} rows written to {args.output} ({id_note(base)})")
     return 0

@@ -50,24 +50,36 @@ def add_command(subparsers):
         help="timed solves; the median is reported (default 3)",
     )
     p.add_argument("--no-check", action="store_true", help="skip the stability check")
+    p.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     p.set_defaults(func=run_stable_marriage)
     return p
 
 
 def run_stable_marriage(args):
+    from tqdm import tqdm
+
+    with tqdm(total=3 + args.repeat, disable=args.no_progress, leave=False, file=sys.stderr) as bar:
+        return _run(args, bar)
+
+
+def _run(args, bar):
     import statistics
 
     import nx_gpumatch as gm
     from nx_gpumatch.algorithms import stable_marriage as sm
 
+    bar.set_description(f"generating the {args.kind} instance")
     t = time.perf_counter()
     men, women = gm.stable_marriage_instance(args.kind, args.n, args.seed, threads=args.threads)
     t_gen = time.perf_counter() - t
     entries = int(men[0][-1])
+    bar.update()
+    bar.set_description("ranking the pairs")
     t = time.perf_counter()
     prefs = sm.prepare_preferences(men, women, threads=args.threads)
     t_prep = time.perf_counter() - t
     del men, women
+    bar.update()
     try:
         engine = sm._choose_engine(
             prefs, args.algorithm, args.device, not args.sequential, args.threads
@@ -76,9 +88,12 @@ def run_stable_marriage(args):
         # Also called without main() (tests): answer the way main does.
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    bar.set_description(f"{args.algorithm} (first call compiles or loads kernels)")
     t = time.perf_counter()
     mate, proposals = sm.solve(prefs, algorithm=args.algorithm, engine=engine, threads=args.threads)
     t_first = time.perf_counter() - t
+    bar.update()
+    bar.set_description(f"{args.algorithm}, timed")
     times = []
     for _ in range(args.repeat):
         t = time.perf_counter()
@@ -86,6 +101,8 @@ def run_stable_marriage(args):
             prefs, algorithm=args.algorithm, engine=engine, threads=args.threads
         )
         times.append(time.perf_counter() - t)
+        bar.update()
+    bar.close()  # the report follows
     t_solve = statistics.median(times)
     matched = int((mate >= 0).sum())
     print(
