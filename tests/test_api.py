@@ -281,6 +281,34 @@ def test_dataframe_without_weight_column_weighs_one():
     assert gm.matching_weight(df, out, source="a", target="b") == 2.0
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda df, **kw: gm.max_weight_matching(df, **kw),
+        lambda df, **kw: gm.max_weight_matching(df, algorithm="suitor", **kw),
+        lambda df, **kw: gm.min_weight_matching(df, **kw),
+        lambda df, **kw: gm.matching_weight(df, gm.maximal_matching(df), **kw),
+        lambda df, **kw: gm.b_matching(df, 1, **kw),
+        lambda df, **kw: gm.b_matching_weight(df, gm.b_matching(df, 1, weight=None), **kw),
+        lambda df, **kw: gm.louvain_communities(df, seed=1, **kw),
+        lambda df, **kw: gm.louvain_partitions(df, seed=1, **kw),
+        lambda df, **kw: gm.leiden_partitions(df, seed=1, **kw),
+        lambda df, **kw: gm.leiden_communities(df, seed=1, **kw),
+        lambda df, **kw: gm.greedy_matching_smi(df, **kw),
+        lambda df, **kw: gm.Graph.from_pandas(df, **kw),
+    ],
+)
+def test_dataframe_named_weight_column_must_exist(call):
+    # a misspelt weight column gave unit weights without a word
+    df = pd.DataFrame({"source": [0, 1, 2], "target": [1, 2, 3], "w": [1.0, 5.0, 1.0]})
+    with pytest.raises(ValueError, match="weight column 'cost' not in DataFrame"):
+        r = call(df, weight="cost")
+        if inspect.isgenerator(r):
+            next(r)
+    call(df, weight="w")  # an existing column, and no column at all under the default name
+    call(df.drop(columns="w"), weight="weight")
+
+
 def test_dataframe_results_keep_columns_orientation_and_dtypes():
     # edges written "backwards" (source > target) and an int weight column
     df = pd.DataFrame(
