@@ -7,10 +7,14 @@ and the ``algorithms/<problem>.py`` module whose ``DISPATCH`` dict implements
 it; they become methods below.
 In networkx's test mode results pass through :meth:`convert_to_nx`; they are
 plain Python objects already.
+
+networkx's note on each reuse of a cached conversion is left on: after a direct
+edit of edge data (``G.edges[u, v]["weight"] = x``), which networkx's cache
+cannot see, a call answers from the old conversion, and the note is what tells
+the user (checking every edge on each call would cost what the cache saves).
 """
 
 import importlib
-import warnings
 
 from _nx_gpumatch import FUNCTIONS
 from nx_gpumatch.graph import MAX_EXACT_INT, Graph
@@ -54,7 +58,6 @@ class BackendInterface:
         module may refuse more with its own ``can_run(name, args, kwargs)``. Where
         networkx has no implementation to hand a refused call to (the module's
         ``without_fallback(name)`` is true), the refusal raises ValueError instead."""
-        _silence_cache_note()
         G, takes_weight, weight = _weight_argument(name, args, kwargs)
         if not takes_weight:
             reason = None
@@ -167,28 +170,6 @@ def _signature(name):
     func = _registered_algorithms.get(name)
     func = getattr(func, "orig_func", func)
     return None if func is None else inspect.signature(func).parameters
-
-
-# Reusing a graph that networkx converted for this backend is the point of its
-# cache; the note it prints on each reuse says nothing about a result, so it is
-# silenced for this backend only (other backends' notes are untouched).
-_CACHE_NOTE = r"(?s)Note: conversions to backend graphs are saved to cache.*'gpumatch' backend"
-
-
-def _silence_cache_note():
-    """Put the filter ahead of any filter that would catch the note first (a
-    strict ``simplefilter("error")`` would make a repeated call raise).
-    Checked on every call: a ``warnings.catch_warnings()`` block (each pytest
-    test is one) drops on exit the filters added inside it."""
-    for action, msg, category, module, _line in warnings.filters:
-        if action == "ignore" and msg is not None and msg.pattern == _CACHE_NOTE:
-            return
-        if msg is None and module is None and issubclass(UserWarning, category):
-            break  # a filter for every UserWarning comes first
-    warnings.filterwarnings("ignore", message=_CACHE_NOTE, category=UserWarning)
-
-
-_silence_cache_note()
 
 
 _CAN_RUN = {}
