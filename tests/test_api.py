@@ -141,6 +141,38 @@ def test_weights_the_backend_cannot_hold_fall_back_to_networkx(weights):
             gm.max_weight_matching(G, algorithm="greedy")
 
 
+@pytest.mark.parametrize(
+    "weight, why",
+    [(Decimal("1.5"), "Decimal"), (Fraction(1, 3), "Fraction"), (2**60 + 1, "2\\*\\*53")],
+)
+def test_named_backend_says_why_it_refuses(weight, why):
+    # networkx raised a bare NotImplementedError; the reason was in its debug log
+    G = nx.Graph()
+    for u, k in ((0, 1), (1, 3), (2, 1)):
+        G.add_edge(u, u + 1, weight=weight * k)
+    with pytest.raises(
+        NotImplementedError, match=f"not implemented by 'gpumatch'.*because: .*{why}"
+    ):
+        nx.max_weight_matching(G, backend="gpumatch")
+    # networkx picking the backend itself still runs its own code
+    with nx.config(backend_priority=["gpumatch"]):
+        assert nx.max_weight_matching(G) == nx.max_weight_matching(G, backend="networkx")
+
+
+def test_string_weights_raise_type_error_as_networkx():
+    G = nx.Graph([(0, 1, {"weight": "heavy"}), (1, 2, {"weight": 1.0})])
+    with pytest.raises(TypeError):
+        nx.max_weight_matching(G, backend="networkx")
+    with pytest.raises(TypeError, match="weight 'heavy' of type str; weights must be numbers"):
+        nx.max_weight_matching(G, backend="gpumatch")
+    with pytest.raises(TypeError, match="weights must be numbers"):
+        nx.community.louvain_communities(G, backend="gpumatch")
+    with nx.config(backend_priority=["gpumatch"]), pytest.raises(TypeError):
+        nx.max_weight_matching(G)  # networkx's own TypeError
+    reason = BackendInterface.can_run("max_weight_matching", (G,), {})
+    assert "float64" not in str(reason)
+
+
 def test_plain_weights_run_on_the_backend():
     G = nx.path_graph(4)
     assert BackendInterface.can_run("max_weight_matching", (G,), {}) is True
