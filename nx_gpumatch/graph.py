@@ -350,7 +350,8 @@ class Graph:
         """Graph from a DataFrame edge list; node order is order of first appearance.
 
         Without a ``weight`` column (or with ``weight=None``) every edge weighs 1,
-        as networkx does for a missing attribute. Repeated pairs keep the last row.
+        as networkx does for a missing attribute; any other ``weight`` name must
+        be a column (ValueError otherwise). Repeated pairs keep the last row.
         """
         g, _ = cls._from_frame(df, source, target, weight)
         return g
@@ -366,6 +367,14 @@ class Graph:
             if col not in df.columns:
                 raise ValueError(f"column {col!r} not in DataFrame (columns: {list(df.columns)})")
         if weight is not None and weight not in df.columns:
+            # Only the default name may be absent (an unweighted edge list); any
+            # other name is a column the caller expects, so a typo must not
+            # silently give unit weights.
+            if weight != "weight":
+                raise ValueError(
+                    f"weight column {weight!r} not in DataFrame (columns: {list(df.columns)}); "
+                    "pass weight=None for unit weights"
+                )
             weight = None
         for col in {source, target, weight} - {None}:
             if list(df.columns).count(col) > 1:

@@ -7,11 +7,15 @@ and the ``algorithms/<problem>.py`` module whose ``DISPATCH`` dict implements
 it; they become methods below.
 In networkx's test mode results pass through :meth:`convert_to_nx`; they are
 plain Python objects already.
+
+networkx's note on each reuse of a cached conversion is left on: after a direct
+edit of edge data (``G.edges[u, v]["weight"] = x``), which networkx's cache
+cannot see, a call answers from the old conversion, and the note is what tells
+the user (checking every edge on each call would cost what the cache saves).
 """
 
 import decimal
 import importlib
-import warnings
 
 from _nx_gpumatch import FUNCTIONS
 from nx_gpumatch.graph import MAX_EXACT_INT, Graph
@@ -51,11 +55,14 @@ class BackendInterface:
         """True, or a sentence saying why networkx should run this call itself.
 
         Weights the backend cannot hold exactly in float64 (Decimal, Fraction,
-        integers beyond 2**53, booleans, strings) are refused for every function; a
+        integers beyond 2**53, booleans, non-numbers) are refused for every function; a
         module may refuse more with its own ``can_run(name, args, kwargs)``. Where
         networkx has no implementation to hand a refused call to (the module's
-        ``without_fallback(name)`` is true), the refusal raises ValueError instead."""
-        _silence_cache_note()
+        ``without_fallback(name)`` is true), the refusal raises ValueError instead.
+        Where the call names ``backend="gpumatch"`` (networkx then runs no other
+        code and would raise a bare NotImplementedError), the refusal raises
+        NotImplementedError with the reason; weights that are not numbers raise
+        TypeError, as networkx's own code does."""
         G, takes_weight, weight = _weight_argument(name, args, kwargs)
         if not takes_weight:
             reason = None
@@ -65,12 +72,17 @@ class BackendInterface:
         else:
             reason = _weight_reason(G, weight)
         if reason is not None:
+            not_number = isinstance(reason, tuple)
+            reason = reason[1] if not_number else reason
+            if not_number and _backend_named() == "gpumatch":
+                raise TypeError(f"{name}: {reason}")  # what networkx itself raises for them
             if name in _NO_FALLBACK and _NO_FALLBACK[name](name):
                 # networkx would only say "not implemented by 'gpumatch'"
                 raise ValueError(f"gpumatch cannot run {name} on this input: {reason}")
-            return reason
+            return _refuse(name, reason)
         check = _CAN_RUN.get(name)
-        return True if check is None else check(name, args, kwargs)
+        verdict = True if check is None else check(name, args, kwargs)
+        return _refuse(name, verdict) if isinstance(verdict, str) else verdict
 
     @staticmethod
     def should_run(name, args, kwargs):
@@ -84,6 +96,40 @@ class BackendInterface:
             hook = getattr(mod, "on_start_tests", None)
             if hook is not None:
                 hook(items)
+
+
+def _backend_named():
+    """The ``backend=`` keyword of the networkx call now asking :meth:`can_run`
+    (None when networkx picks the backend itself). networkx passes can_run the
+    arguments without it, so it is read from networkx's dispatching frame (the
+    same function and parameter in networkx 3.4 to 3.7); None where not found."""
+    import sys
+
+    frame = sys._getframe(1)
+    for _ in range(12):
+        if frame is None:
+            break
+        if (
+            frame.f_code.co_name == "_call_if_any_backends_installed"
+            and frame.f_globals.get("__name__") == "networkx.utils.backends"
+        ):
+            return frame.f_locals.get("backend")
+        frame = frame.f_back
+    return None
+
+
+def _refuse(name, reason):
+    """The reason, for networkx to run the call itself; where the call named
+    ``backend="gpumatch"`` networkx would raise a bare NotImplementedError and
+    keep the reason in its debug log, so it is raised here with the reason."""
+    if _backend_named() != "gpumatch":
+        return reason
+    raise NotImplementedError(
+        f"'{name}' is not implemented by 'gpumatch' backend for these arguments, because: "
+        f"{reason}. No other backend is tried when the call names backend='gpumatch'; "
+        "leave it out (or list 'gpumatch' in nx.config.backend_priority) to let networkx "
+        "run such calls itself."
+    )
 
 
 def _weight_argument(name, args, kwargs):
@@ -127,6 +173,8 @@ def _weight_reason(G, weight):
     if cache is not None and key in cache:
         return _reason_or_raise(cache[key])
     reason = None
+    import numbers
+
     import numpy as np
 
     for u, v, w in G.edges(data=weight, default=1):
@@ -141,10 +189,16 @@ def _weight_reason(G, weight):
         if (t is int or isinstance(w, np.integer)) and t is not bool:
             if abs(int(w)) > MAX_EXACT_INT:
                 reason = f"integer weight {w} is beyond 2**53, where float64 rounds (precision)"
-        else:
+        elif isinstance(w, numbers.Number):
             reason = (
                 f"weights of type {t.__name__} (e.g. {w!r}); gpumatch computes in float64, "
                 "networkx keeps the exact values"
+            )
+        else:  # not a number: networkx's own arithmetic raises TypeError
+            reason = (
+                "type",
+                f"edge ({u!r}, {v!r}) has weight {w!r} of type {t.__name__}; "
+                "weights must be numbers",
             )
         if reason is not None:
             break
@@ -160,7 +214,9 @@ def _finite(w):
 
 
 def _reason_or_raise(reason):
-    if isinstance(reason, tuple):
+    """A reason; ("error", text) raises ValueError; ("type", text) is returned
+    (the caller raises TypeError or lets networkx raise it)."""
+    if isinstance(reason, tuple) and reason[0] == "error":
         raise ValueError(reason[1])
     return reason
 
@@ -174,28 +230,6 @@ def _signature(name):
     func = _registered_algorithms.get(name)
     func = getattr(func, "orig_func", func)
     return None if func is None else inspect.signature(func).parameters
-
-
-# Reusing a graph that networkx converted for this backend is the point of its
-# cache; the note it prints on each reuse says nothing about a result, so it is
-# silenced for this backend only (other backends' notes are untouched).
-_CACHE_NOTE = r"(?s)Note: conversions to backend graphs are saved to cache.*'gpumatch' backend"
-
-
-def _silence_cache_note():
-    """Put the filter ahead of any filter that would catch the note first (a
-    strict ``simplefilter("error")`` would make a repeated call raise).
-    Checked on every call: a ``warnings.catch_warnings()`` block (each pytest
-    test is one) drops on exit the filters added inside it."""
-    for action, msg, category, module, _line in warnings.filters:
-        if action == "ignore" and msg is not None and msg.pattern == _CACHE_NOTE:
-            return
-        if msg is None and module is None and issubclass(UserWarning, category):
-            break  # a filter for every UserWarning comes first
-    warnings.filterwarnings("ignore", message=_CACHE_NOTE, category=UserWarning)
-
-
-_silence_cache_note()
 
 
 _CAN_RUN = {}

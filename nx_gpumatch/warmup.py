@@ -15,7 +15,7 @@ does not exist in this version is skipped, not an error.
 
 import numpy as np
 
-__all__ = ["warmup", "FAMILIES"]
+__all__ = ["warmup", "FAMILIES", "estimate"]
 
 
 def _graph(large=False):
@@ -88,14 +88,19 @@ def _leiden(large):
     return _call("leiden_communities", _graph(large), seed=1, device="cpu")
 
 
-def _bipartite(large):
-    import scipy.sparse as sp
+def _bipartite_input(large):
+    """A random sparse matrix, built in memory proportional to its entries (scipy's
+    ``sp.random`` with an integer seed draws from all rows x columns positions:
+    12.8 GB for the large one)."""
+    from nx_gpumatch.generators_bipartite import random_bipartite
 
-    if large:
-        a = sp.random(40_000, 40_000, density=5e-5, format="csr", random_state=1)
-    else:
-        a = sp.random(30, 40, density=0.1, format="csr", random_state=1)
-    return _call("maximum_bipartite_matching", a, device="cpu")
+    if large:  # 80k entries: past the thresholds for threads
+        return random_bipartite(40_000, 40_000, 80_000, seed=1)
+    return random_bipartite(30, 40, 120, seed=1)
+
+
+def _bipartite(large):
+    return _call("maximum_bipartite_matching", _bipartite_input(large), device="cpu")
 
 
 # Family name -> function that compiles it (returns False when the package has
@@ -115,6 +120,46 @@ FAMILIES = {
 }
 
 
+# Wall seconds each family took to compile on an empty cache with 2 threads on a
+# shared 2-core machine (nx-gpumatch warmup; its peak memory there: 0.73 GB).
+# With one thread the parallel builds are skipped: about half.
+COLD_SECONDS = {
+    "suitor": 4,
+    "maximal_matching": 1,
+    "greedy": 2,
+    "local_max": 2,
+    "red_blue": 5,
+    "exact": 10,
+    "b_matching": 9,
+    "stable_marriage": 12,
+    "louvain": 100,
+    "leiden": 6,
+    "bipartite": 15,
+}
+
+
+def estimate(families=None, threads=None):
+    """Seconds warmup of ``families`` (default: all) takes on an empty cache, from
+    :data:`COLD_SECONDS`; a cached family loads in well under a second."""
+    import numba
+
+    names = list(FAMILIES) if families is None else list(families)
+    threads = numba.get_num_threads() if threads is None else threads
+    total = sum(COLD_SECONDS.get(f, 10) for f in names)
+    return total if threads > 1 else total / 2
+
+
+def announce(families=None):
+    """The line warmup prints before it starts: what it does and how long it takes."""
+    n = len(FAMILIES) if families is None else len(families)
+    sec = estimate(families)
+    when = f"{sec / 60:.0f} min" if sec >= 90 else f"{sec:.0f} s"
+    return (
+        f"warmup: compiling {n} kernel famil{'y' if n == 1 else 'ies'}; about {when} on an "
+        "empty cache (2 cores), seconds where they are cached"
+    )
+
+
 def warmup(families=None, *, progress=True):
     """Compile (and cache on disk) the CPU kernels of the given families (default:
     all), by calling each public function on a tiny input and, with threads, on
@@ -122,9 +167,11 @@ def warmup(families=None, *, progress=True):
 
     Use it once when building a container image, on a CI runner before timing
     anything, or after upgrading: later processes then load the cached kernels
-    (under a second) instead of compiling (seconds per family). Returns a dict
+    (under a second) instead of compiling (seconds per family). With ``progress``
+    it first prints (on stderr) how long it takes (:func:`announce`). Returns a dict
     family -> seconds taken (families this version does not have are left out).
     """
+    import sys
     import time
 
     import numba
@@ -140,6 +187,8 @@ def warmup(families=None, *, progress=True):
     unknown = [f for f in names if f not in FAMILIES]
     if unknown:
         raise ValueError(f"unknown families {unknown}; choose from {list(FAMILIES)}")
+    if progress:
+        print(announce(names), file=sys.stderr, flush=True)
     times = {}
     bar = tqdm(names, desc="compiling", unit="family", disable=not progress)
     for name in bar:

@@ -156,6 +156,58 @@ def test_transpose_and_karp_sipser(kind, nthreads):
         assert not np.any(np.repeat(free_c, lens) & (rmatch[bi.crows] < 0))
 
 
+def _record_threads(monkeypatch):
+    """Numba's thread count inside each call's augmenting phase."""
+    import numba
+
+    from nx_gpumatch.cpu import bipartite as cb
+
+    seen, inner = [], cb.augment_bfs
+
+    def spy(*args):
+        seen.append(numba.get_num_threads())
+        return inner(*args)
+
+    monkeypatch.setattr(cb, "augment_bfs", spy)
+    return seen
+
+
+def test_small_inputs_run_on_one_thread(monkeypatch):
+    # starting the thread team on each BFS level made a 300 x 300 call take
+    # 20-200 ms with 2 threads (0.2 ms on one) on a loaded machine
+    from nx_gpumatch import cpu
+
+    seen = _record_threads(monkeypatch)
+    small = sp.random(300, 300, density=0.02, format="csr", random_state=1)
+    large = bipartite_graph("random", 6000, seed=1)
+    with cpu.threads(2) as n:
+        if n < 2:
+            pytest.skip("needs 2 Numba threads")
+        with cpu.parallel_min(2 * small.nnz):
+            assert large.nnz >= cpu.PARALLEL_MIN
+            gm.maximum_bipartite_matching(small, device="cpu")
+            gm.maximum_bipartite_matching(small, device="cpu", threads=2)
+            gm.maximum_bipartite_matching(large, device="cpu")
+            gm.maximum_bipartite_matching(large, device="cpu", threads=1)
+    assert seen == [1, 1, 2, 1]
+    with pytest.raises(ValueError, match="threads"):
+        gm.maximum_bipartite_matching(small, device="cpu", threads=0)
+
+
+def test_same_matching_on_every_call_below_the_thread_threshold():
+    # with 2 threads the races of Karp-Sipser and APFB changed the pairs
+    from nx_gpumatch import cpu
+
+    A = bipartite_graph("random", 3000, seed=3)
+    assert A.nnz < cpu.PARALLEL_MIN
+    with cpu.threads(2):
+        first = gm.maximum_bipartite_matching(A, device="cpu")
+        for _ in range(8):
+            assert np.array_equal(gm.maximum_bipartite_matching(A, device="cpu"), first)
+    with cpu.threads(1):
+        assert np.array_equal(gm.maximum_bipartite_matching(A, device="cpu"), first)
+
+
 def test_perm_types_as_scipy():
     A = sp.csr_array(np.array([[1, 1, 0], [1, 0, 0]]))
     row = gm.maximum_bipartite_matching(A, "row")

@@ -1,5 +1,5 @@
 """networkx fidelity of the matching functions: DataFrames and networkx's
-decorators, and no cache notes from the backend's own conversions."""
+decorators, and networkx's note whenever it reuses a conversion."""
 
 import warnings
 
@@ -63,9 +63,9 @@ def _dispatched_calls(G):
     ]
 
 
-# The note is silenced for this backend under a strict filter too: with
-# warnings as errors, a repeated dispatched call would raise.
 def test_repeated_dispatched_calls_under_error_filter(cache_notes_on):
+    # networkx's note on a reused conversion stays on (it is what warns of a
+    # stale answer after a direct edit); opting out of it runs a strict filter
     G = nx.path_graph(8)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -74,4 +74,34 @@ def test_repeated_dispatched_calls_under_error_filter(cache_notes_on):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for call in _dispatched_calls(G):
+            with pytest.raises(UserWarning, match="cached graph is being used"):
+                call()
+        nx.config.warnings_to_ignore.add("cache")
+        for call in _dispatched_calls(G):
             call()
+
+
+@pytest.mark.parametrize("value", [100.0, float("nan")])
+def test_direct_edge_edit_is_never_answered_silently(cache_notes_on, value):
+    # a direct edit is invisible to networkx's cache: the next call would answer
+    # from the old conversion, so it must at least say so
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, 1.0, "weight")
+    calls = [
+        lambda: nx.max_weight_matching(G, backend="gpumatch"),
+        lambda: nx.community.louvain_communities(G, backend="gpumatch", seed=1),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the second call reuses the first's conversion
+        for call in calls:
+            call()
+    G.edges[1, 2]["weight"] = value
+    for call in calls:
+        with pytest.warns(UserWarning, match="must not have been manually mutated"):
+            call()
+    G.__networkx_cache__.clear()  # the documented way to make the edit seen
+    if value != value:
+        with pytest.raises(ValueError, match="finite"):
+            calls[0]()
+    else:
+        assert {frozenset(e) for e in calls[0]()} == {frozenset((1, 2))}

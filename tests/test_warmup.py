@@ -66,6 +66,44 @@ def test_warmup_command(capsys):
     assert "unknown family 'quantum'" in capsys.readouterr().err
 
 
+MEMORY_CHILD = r"""
+import resource, sys
+limit = 2 << 30  # address space: numba's threads and compiler fit; a dense draw does not
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+from nx_gpumatch.warmup import FAMILIES
+assert FAMILIES["bipartite"](True)  # warmup's threaded step: input built and matched
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def test_warmup_bipartite_input_is_built_in_small_memory():
+    # scipy's sp.random(40_000, 40_000, random_state=1) drew from all 1.6e9
+    # positions (12.8 GB): the machine's OOM killer ended warmup
+    env = dict(os.environ, NUMBA_NUM_THREADS="2")
+    out = subprocess.run(
+        [sys.executable, "-c", MEMORY_CHILD], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert int(out.stdout.split()[-1]) < 1 << 20  # peak resident set under 1 GB (in kB)
+
+
+def test_warmup_says_how_long_it_takes(capsys):
+    from nx_gpumatch.warmup import COLD_SECONDS, estimate
+
+    assert set(COLD_SECONDS) == set(FAMILIES)
+    assert (
+        estimate(["suitor", "exact"], threads=2) == COLD_SECONDS["suitor"] + COLD_SECONDS["exact"]
+    )
+    assert estimate(["suitor"], threads=1) < estimate(["suitor"], threads=2)
+    nx_gpumatch.warmup(["suitor"], progress=True)
+    err = capsys.readouterr().err
+    assert "compiling 1 kernel family; about" in err
+    assert err.index("about") < err.index("compiling:")  # before the progress bar
+    assert main(["warmup", "suitor", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("warmup: compiling 1 kernel family; about") and "total" in out
+
+
 @pytest.mark.parametrize("size", [0, 1, 100_000])
 def test_kernel_builds_agree(size):
     from nx_gpumatch.cpu import csr

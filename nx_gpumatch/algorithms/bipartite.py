@@ -106,7 +106,7 @@ def solve(
     cmatch = np.full(nc, -1, np.int32)
     phases = 0
     work = None
-    with cpu.run("bipartite", bi.num_edges, threads):
+    with cpu.run("bipartite", bi.num_edges, cpu.threads_for(bi.num_edges, threads)):
         if init == "cheap":
             cb.init_cheap(nc, bi.cptr, bi.crows, rmatch, cmatch)
         elif init == "karp_sipser":
@@ -285,7 +285,7 @@ def _sides(G, top_nodes):
     if top_nodes is None:
         if n == 0:
             raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
-        with cpu.run("bipartite", G.num_edges):
+        with cpu.run("bipartite", G.num_edges, cpu.threads_for(G.num_edges)):
             colour, comps, conflict = cb.two_colour(n, G.indptr, G.indices)
         if comps > 1:
             raise nx.AmbiguousSolution("Disconnected graph: Ambiguous solution for bipartite sets.")
@@ -415,7 +415,7 @@ def _nx_to_vertex_cover(G, matching, top_nodes=None):
         if col_of[i] >= 0 and row_of[j] >= 0:
             cmatch[col_of[i]] = row_of[j]
             rmatch[row_of[j]] = col_of[i]
-    with cpu.run("bipartite", bi.num_edges):
+    with cpu.run("bipartite", bi.num_edges, cpu.threads_for(bi.num_edges)):
         row_cover, col_cover, ok = cb.konig_cover(
             bi.nrows, bi.ncols, bi.cptr, bi.crows, rmatch, cmatch
         )

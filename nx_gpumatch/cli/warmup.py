@@ -27,11 +27,13 @@ def add_command(subparsers):
 
 def run(args):
     from nx_gpumatch.cli._common import CliError
-    from nx_gpumatch.warmup import FAMILIES, warmup
+    from nx_gpumatch.warmup import FAMILIES, announce, warmup
 
     unknown = [f for f in args.families if f not in FAMILIES]
     if unknown:
         raise CliError(f"unknown family {unknown[0]!r}; choose from {', '.join(FAMILIES)}")
+    if args.no_progress:  # else warmup prints it above its progress bar
+        print(announce(args.families or None), flush=True)
     times = warmup(args.families or None, progress=not args.no_progress)
     for name, sec in times.items():
         print(f"{name:18s} {sec:7.2f} s")

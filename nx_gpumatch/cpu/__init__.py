@@ -162,6 +162,18 @@ def run(family, size, n_threads=None):
                     rec[1] += time.perf_counter() - t
 
 
+def threads_for(size, n=None):
+    """Threads for a call with ``size`` work items whose kernels start their
+    thread team from jitted code (where :class:`Kernel` cannot pick a build):
+    one below :data:`PARALLEL_MIN`, the rule by which a Kernel picks its serial
+    build (starting the team there costs more than the work, and far more on a
+    loaded machine); else ``n`` (None: the config's)."""
+    from nx_gpumatch.config import check_threads
+
+    n = check_threads(n)
+    return 1 if size < PARALLEL_MIN else n
+
+
 @contextlib.contextmanager
 def threads(n=None):
     """Run the enclosed kernels with ``n`` Numba threads (default: the config's).
@@ -179,7 +191,11 @@ def threads(n=None):
         yield numba.get_num_threads()
         return
     old = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    want = max(1, min(int(n), numba.config.NUMBA_NUM_THREADS))
+    if want == old:  # setting it costs microseconds, a small call's whole budget
+        yield old
+        return
+    numba.set_num_threads(want)
     try:
         yield numba.get_num_threads()
     finally:

@@ -18,14 +18,17 @@ The graph is a biadjacency in CSR by column: the rows adjacent to column c are
   it proves the matching maximum (no free row reached) and gives a vertex
   cover of the same size (Konig's theorem).
 
-The matching found may depend on the thread count (CAS races decide which tree,
-or which Karp-Sipser thread, claims a vertex); its cardinality never does.
+On one thread the matching is a function of the input. With more threads CAS
+races decide which tree, or which Karp-Sipser thread, claims a vertex, so the
+matching may change from call to call; its cardinality never does. The front
+end runs inputs below ``PARALLEL_MIN`` entries on one thread (``threads_for``);
+``transpose`` and ``verify`` have serial builds for them.
 """
 
 import numpy as np
 from numba import prange
 
-from nx_gpumatch.cpu import njit
+from nx_gpumatch.cpu import kernel, njit
 from nx_gpumatch.cpu.atomics import atomic_add, atomic_store, cas
 
 UNSEEN = np.int32(0x7FFFFFFF)  # BFS level of a column not reached
@@ -41,7 +44,7 @@ ENDPOINT = np.int32(-2)  # rmatch of a free row claimed as the end of a path
 TRANSPOSE_PARTS = 4
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def transpose(nrows, ncols, cptr, crows):
     """CSR by row (rptr, rcols) of the same graph, each row's columns in
     increasing order: a counting sort, with TRANSPOSE_PARTS column ranges
@@ -150,7 +153,9 @@ def _ks_chunk(
     """Match items[lo:hi] (greedy: the columns lo..hi-1), each followed at once,
     as in the sequential method, by the degree-one vertices its match creates
     (first in, first out: one thread repeats the sequential method's choices)."""
-    fifo = np.empty(KS_STACK, np.int64)
+    # a vertex is queued at most once: no more than the queue's size is needed
+    # (small inputs then skip allocating, and touching, KS_STACK entries per round)
+    fifo = np.empty(min(KS_STACK, queue.shape[0]), np.int64)
     for i in range(lo, hi):
         if greedy:
             if cmatch[i] != -1 or cdeg[i] <= 0:
@@ -180,6 +185,11 @@ def _ks_chunk(
 @njit(cache=True, parallel=True)
 def _ks_round(n, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail):
     chunks = max(1, min(n // 2048, 4096))
+    if chunks == 1:  # no thread team for one chunk (small inputs): it costs more than the work
+        _ks_chunk(
+            0, n, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
+        )
+        return
     for j in prange(chunks):
         lo = np.int64(j) * n // chunks
         hi = (np.int64(j) + 1) * n // chunks
@@ -721,7 +731,7 @@ def konig_cover(nrows, ncols, cptr, crows, rmatch, cmatch):
     return row_cover, col_cover, hit < 0
 
 
-@njit(cache=True, parallel=True)
+@kernel
 def verify(nrows, ncols, cptr, crows, rmatch, cmatch, row_cover, col_cover):
     """True when rmatch/cmatch are one matching of the graph and the cover covers
     every edge with as many vertices as there are matched pairs."""
