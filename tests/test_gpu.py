@@ -105,6 +105,27 @@ def test_selfcheck_rejects_bad_arguments():
         selfcheck.main(["--scale", "0"])
 
 
+def test_selfcheck_sanitizes_every_kernel_file_with_every_tool(monkeypatch):
+    """The planned compute-sanitizer runs: memcheck, racecheck, synccheck and
+    initcheck, each over a workload that launches every kernel file (leiden.cu
+    inside the Louvain family)."""
+    from nx_gpumatch.gpu import selfcheck
+    from nx_gpumatch.gpu._source import kernel_files
+
+    plan = selfcheck.sanitizer_commands("/cuda/bin/compute-sanitizer")
+    assert [tool for tool, _ in plan] == ["memcheck", "racecheck", "synccheck", "initcheck"]
+    for tool, argv in plan:
+        assert argv[:3] == ["/cuda/bin/compute-sanitizer", "--tool", tool]
+        assert argv[-3:] == ["-m", "nx_gpumatch.gpu.selfcheck", "--small-workload"]
+    seen = []
+    monkeypatch.setattr(
+        selfcheck, "run_family", lambda family, graph, **kw: seen.append(family) or {"ok": True}
+    )
+    selfcheck.small_workload()
+    assert {p.stem for p in kernel_files()} - {"leiden"} <= set(seen)
+    assert "louvain" in seen
+
+
 def _imports(path):
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):
