@@ -27,6 +27,7 @@ from nx_gpumatch.gpu._source import (
     define_options,
     kernel_source,
     kernels_dir,
+    keyed_source,
     parse_kernels,
     problem_defines,
 )
@@ -123,7 +124,7 @@ class _CupyModule:
         src = kernel_source(problem)
         self.kernels = parse_kernels(src)
         self._raw = cupy.RawModule(
-            code=src, options=nvrtc_options(problem, defines), backend="nvrtc"
+            code=keyed_source(src), options=nvrtc_options(problem, defines), backend="nvrtc"
         )
         self._functions = {}
 
