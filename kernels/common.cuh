@@ -48,6 +48,25 @@ __device__ __forceinline__ int load_i32(const int* p)
     return COHERENT_LOAD(int, p);
 }
 
+// The writing side: a store other threads read with the loads above while
+// this one runs (volatile: straight to L2; a relaxed atomic store in the
+// emulation). Ordering against other memory still needs a fence.
+#ifdef NX_GPUMATCH_EMULATION
+#define COHERENT_STORE(T, p, v) nxg_emu::coherent_store(p, v)
+#else
+#define COHERENT_STORE(T, p, v) (*(volatile T*)(p) = (v))
+#endif
+
+__device__ __forceinline__ void store_i64(long long* p, long long v)
+{
+    COHERENT_STORE(long long, p, v);
+}
+
+__device__ __forceinline__ void store_i32(int* p, int v)
+{
+    COHERENT_STORE(int, p, v);
+}
+
 __device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v)
 {
     for (int off = 16; off > 0; off >>= 1) {

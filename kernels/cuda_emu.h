@@ -826,6 +826,10 @@ static inline T coherent_load(const T* p) {
     return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 template <class T>
+static inline void coherent_store(T* p, T v) {
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+template <class T>
 static inline T cas(T* p, T compare, T val) {
     T expected = compare;
     ref(p).compare_exchange_strong(expected, val);

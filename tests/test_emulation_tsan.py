@@ -28,7 +28,8 @@ def _env():
 
 
 def _run(code):
-    """(exit status, race summaries, stdout) of ``code`` run under the sanitizer."""
+    """(exit status, race summaries, stdout) of ``code`` run under the sanitizer
+    (the summaries end with the first full report, to read on a failure)."""
     res = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         env=_env(),
@@ -38,6 +39,9 @@ def _run(code):
     )
     races = sorted(set(re.findall(r"SUMMARY: ThreadSanitizer: (.*)", res.stderr)))
     assert res.returncode in (0, 66), res.stderr[-4000:]
+    first = res.stderr.find("WARNING: ThreadSanitizer")
+    if races and first >= 0:
+        races.append(res.stderr[first : first + 3000])
     return res.returncode, races, res.stdout
 
 
@@ -72,7 +76,7 @@ def test_only_syncwarp_orders_a_handoff_between_lanes(fence):
     if fence:
         assert rc == 0 and not races, races
     else:
-        assert rc == 66 and races and all("in handoff" in r for r in races), races
+        assert rc == 66 and races and all("in handoff" in r for r in races[:-1]), races
 
 
 def test_b_suitor_has_no_race_between_its_lanes():
@@ -108,3 +112,45 @@ def test_b_suitor_has_no_race_between_its_lanes():
     )
     assert rc == 0 and not races, races
     assert [line.split()[0] for line in out.splitlines()] == ["True", "True"]
+
+
+def test_other_kernel_families_have_no_race():
+    """Every other family on a small R-MAT graph: maximal matching (Suitor,
+    locally dominant, red-blue), stable marriage, bipartite augmenting paths
+    and Louvain's inner weights in every row width. Coherent loads and stores
+    (load_*/store_* of common.cuh) are relaxed atomics here; what remains
+    accepted is listed, with its reason, in kernels/tsan.supp."""
+    rc, races, out = _run(
+        """
+        import numpy as np
+        import nx_gpumatch
+        from nx_gpumatch import generators as gen
+        from nx_gpumatch.algorithms import stable_marriage as sm
+        from nx_gpumatch.algorithms.bipartite import Biadjacency
+        from nx_gpumatch.gpu import bipartite as gbp
+        from nx_gpumatch.gpu import louvain as gl
+        from nx_gpumatch.gpu import matching as gm
+        from nx_gpumatch.gpu import stable_marriage as gsm
+        from nx_gpumatch.gpu._launch import get_module
+
+        g = gen.rmat(7, 6, kind="g500", seed=5)
+        for alg in ("suitor", "local_max", "red_blue"):
+            print(alg, gm.run(g, alg, backend="emulate").shape[0])
+        prefs = sm.prepare_preferences(*nx_gpumatch.stable_marriage_instance("hard", 60, seed=1))
+        print("stable", gsm.run(prefs.ptr, prefs.packed, prefs.n_women, backend="emulate")[1])
+        n = g.num_nodes
+        bi = Biadjacency(n, n, g.indptr, g.indices)
+        free = np.full(n, -1, np.int32)
+        print("bipartite", np.count_nonzero(gbp.run(bi, free, free, backend="emulate")[0] >= 0))
+        deg = np.diff(g.indptr)
+        comm = (np.arange(n) % 5).astype(np.int32)
+        dirty = np.ones(n, np.uint8)
+        intra = np.zeros(n)
+        k = get_module("louvain", "emulate").get_function("intra_weights")
+        args = (g.indptr, g.indices, g.weights, g.loop_weight, comm, dirty, intra)
+        gl.launch_rows(k, gl.width_classes(np, deg), args)
+        print("intra", int(dirty.sum()), sorted({w for w, _ in gl.width_classes(np, deg)}))
+        """
+    )
+    assert rc == 0 and not races, races
+    assert len(out.splitlines()) == 6
