@@ -169,8 +169,18 @@ __device__ __forceinline__ long long next_batch(int u, const long long* __restri
 {
     const int lane = threadIdx.x & 31;
     const long long b = indptr[u], e = indptr[u + 1];
-    const int lo = clo[u];
-    const long long want = cnext[u];
+    // Only lane 0 reads and writes clo[u] / cnext[u], and broadcasts them:
+    // shuffles and ballots order no memory, so a lane reading back what lane 0
+    // wrote in the previous call could see the old value, and lanes that
+    // disagree on `want` would run the collectives below divergently.
+    int lo = 0;
+    long long want = 0;
+    if (lane == 0) {
+        lo = clo[u];
+        want = cnext[u];
+    }
+    lo = __shfl_sync(FULL_MASK, lo, 0);
+    want = __shfl_sync(FULL_MASK, want, 0);
     long long left = 0;  // usable ranks above lo
     for (long long base = b; base < e; base += 32) {
         const long long p = base + lane;
@@ -220,7 +230,9 @@ __device__ __forceinline__ long long next_batch(int u, const long long* __restri
         }
         last = (int)prefix;  // ranks are unique: exactly `want` ranks in (lo, last]
     }
-    // Gather the chosen keys at the front of u's range, in any order, then sort.
+    // Gather the chosen keys at the front of u's range, in any order, then sort;
+    // first every lane is done reading the previous batch there.
+    __syncwarp();
     long long k = 0;
     for (long long base = b; base < e; base += 32) {
         const long long p = base + lane;
@@ -235,7 +247,7 @@ __device__ __forceinline__ long long next_batch(int u, const long long* __restri
     if (lane == 0) *read += e - b;
     __syncwarp();
     warp_sort(cbuf, b, k);
-    if (lane == 0) {
+    if (lane == 0) {  // read back by lane 0 alone (see above)
         clo[u] = last;
         cnext[u] = 2 * want;
     }
@@ -274,7 +286,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 4)
         long long todo = 0;
         if (lane == 0) todo = take_debts(need, u);
         todo = __shfl_sync(FULL_MASK, todo, 0);
-        long long pos = cpos[u], end = cend[u];
+        long long pos = 0, end = 0;  // u's cursor: lane 0 alone touches the memory (see next_batch)
+        if (lane == 0) {
+            pos = cpos[u];
+            end = cend[u];
+        }
+        pos = __shfl_sync(FULL_MASK, pos, 0);
+        end = __shfl_sync(FULL_MASK, end, 0);
         while (todo > 0) {
             if (pos == end) {
                 const long long k = next_batch(u, indptr, indices, arc_rank, cbuf, clo, cnext, hist, &read);

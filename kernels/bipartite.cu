@@ -52,7 +52,8 @@ __device__ __forceinline__ void bfs_level(int depth, int ncols, const long long*
                                           int* parent, int* root, int* pred, int* found, int* flags)
 {
     GRID_STRIDE(c, ncols) {
-        if (level[c] != depth) continue;  // written by the previous launch: plain load
+        // level[c] may go from UNSEEN to depth + 1 meanwhile (neither is depth)
+        if (load_i32(level + c) != depth) continue;
         const int rt = root[c];
         if (wr && load_i32(found + rt)) continue;
         for (long long k = cptr[c]; k < cptr[c + 1]; ++k) {
@@ -62,12 +63,12 @@ __device__ __forceinline__ void bfs_level(int depth, int ncols, const long long*
                 if (load_i32(level + c2) == UNSEEN && atomicCAS(level + c2, UNSEEN, depth + 1) == UNSEEN) {
                     parent[c2] = (int)c;  // read only by later launches
                     root[c2] = rt;
-                    flags[0] = 1;
+                    store_i32(flags, 1);  // the same value from many threads
                 }
             } else if (c2 == -1 && atomicCAS(rmatch + r, -1, ENDPOINT) == -1) {
                 pred[r] = (int)c;
-                found[rt] = 1;
-                flags[1] = 1;
+                store_i32(found + rt, 1);  // read by load_i32 meanwhile
+                store_i32(flags + 1, 1);
                 if (wr) break;
             }
         }

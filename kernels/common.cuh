@@ -25,20 +25,46 @@
 
 // Read memory that other threads change while this one runs. volatile makes
 // each read a real load from the coherent L2 (a stale value is still safe for
-// every caller: the words they read only move one way).
+// every caller: the words they read only move one way). The CPU emulation
+// makes it the relaxed atomic load it stands for.
+#ifdef NX_GPUMATCH_EMULATION
+#define COHERENT_LOAD(T, p) nxg_emu::coherent_load(p)
+#else
+#define COHERENT_LOAD(T, p) (*(const volatile T*)(p))
+#endif
+
 __device__ __forceinline__ unsigned long long load_u64(const unsigned long long* p)
 {
-    return *(const volatile unsigned long long*)p;
+    return COHERENT_LOAD(unsigned long long, p);
 }
 
 __device__ __forceinline__ long long load_i64(const long long* p)
 {
-    return *(const volatile long long*)p;
+    return COHERENT_LOAD(long long, p);
 }
 
 __device__ __forceinline__ int load_i32(const int* p)
 {
-    return *(const volatile int*)p;
+    return COHERENT_LOAD(int, p);
+}
+
+// The writing side: a store other threads read with the loads above while
+// this one runs (volatile: straight to L2; a relaxed atomic store in the
+// emulation). Ordering against other memory still needs a fence.
+#ifdef NX_GPUMATCH_EMULATION
+#define COHERENT_STORE(T, p, v) nxg_emu::coherent_store(p, v)
+#else
+#define COHERENT_STORE(T, p, v) (*(volatile T*)(p) = (v))
+#endif
+
+__device__ __forceinline__ void store_i64(long long* p, long long v)
+{
+    COHERENT_STORE(long long, p, v);
+}
+
+__device__ __forceinline__ void store_i32(int* p, int v)
+{
+    COHERENT_STORE(int, p, v);
 }
 
 __device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v)

@@ -9,6 +9,10 @@
 //     __syncwarp, __reduce_*_sync) are exchanges among the lanes named in the
 //     mask; a lane that exited, or lanes that disagree on the mask, are errors;
 //   * atomics are std::atomic_ref operations on the caller's memory;
+//   * built with -fsanitize=thread (NX_GPUMATCH_EMU_SANITIZE=thread), the
+//     ordering is CUDA's, for ThreadSanitizer to judge: atomics are relaxed,
+//     and shuffles, ballots, votes and reductions order no memory (only
+//     __syncwarp, __syncthreads, __threadfence and launches do);
 //   * when every live thread of a block is blocked, the launch reports a
 //     deadlock at once; anything else that stops making progress hits the
 //     launch's time limit.
@@ -37,6 +41,16 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+
+#if defined(__SANITIZE_THREAD__)
+#define NXG_EMU_TSAN 1
+extern "C" void AnnotateIgnoreSyncBegin(const char* f, int l);
+extern "C" void AnnotateIgnoreSyncEnd(const char* f, int l);
+extern "C" void AnnotateIgnoreReadsBegin(const char* f, int l);
+extern "C" void AnnotateIgnoreReadsEnd(const char* f, int l);
+extern "C" void AnnotateIgnoreWritesBegin(const char* f, int l);
+extern "C" void AnnotateIgnoreWritesEnd(const char* f, int l);
+#endif
 
 // ------------------------------------------------------------ qualifiers
 #define __global__
@@ -317,7 +331,31 @@ static int block_sync(int pred, const char* what) {
 }
 
 // ---------------------------------------------------- warp collectives
+// Under ThreadSanitizer a warp exchange other than __syncwarp must not order
+// memory, as on the GPU: the emulator's own locking and bookkeeping inside it
+// is hidden from the race checker.
+struct CollQuiet {
+#ifdef NXG_EMU_TSAN
+    bool on;
+    explicit CollQuiet(bool quiet) : on(quiet) {
+        if (!on) return;
+        AnnotateIgnoreSyncBegin(__FILE__, __LINE__);
+        AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+        AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+    }
+    ~CollQuiet() {
+        if (!on) return;
+        AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
+        AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+        AnnotateIgnoreSyncEnd(__FILE__, __LINE__);
+    }
+#else
+    explicit CollQuiet(bool) {}
+#endif
+};
+
 static uint64_t warp_collective(int kind, unsigned mask, uint64_t value, int arg, int width, bool is_signed) {
+    CollQuiet quiet(kind != K_SYNCWARP);
     const char* what = kind_name(kind);
     tick(what);
     const unsigned bit = 1u << t_lane;
@@ -755,10 +793,41 @@ NXG_EMU_RED(__reduce_xor_sync, K_RED_XOR, unsigned, false)
 // ---------------------------------------------------------------- atomics
 // Exactly CUDA's overload sets, so a call NVRTC rejects is rejected here too.
 namespace nxg_emu {
+// CUDA's atomics are relaxed. Under ThreadSanitizer they are relaxed here too,
+// so that it sees only the ordering a kernel asks for; otherwise sequentially
+// consistent (what x86 gives read-modify-writes anyway).
+#ifdef NXG_EMU_TSAN
+constexpr std::memory_order kOrder = std::memory_order_relaxed;
+#else
+constexpr std::memory_order kOrder = std::memory_order_seq_cst;
+#endif
 template <class T>
-static inline std::atomic_ref<T> ref(T* p) {
+struct Ref {
+    std::atomic_ref<T> r;
+    T load() const { return r.load(kOrder); }
+    bool compare_exchange_strong(T& e, T d) { return r.compare_exchange_strong(e, d, kOrder); }
+    bool compare_exchange_weak(T& e, T d) { return r.compare_exchange_weak(e, d, kOrder); }
+    T exchange(T v) { return r.exchange(v, kOrder); }
+    T fetch_add(T v) { return r.fetch_add(v, kOrder); }
+    T fetch_sub(T v) { return r.fetch_sub(v, kOrder); }
+    T fetch_and(T v) { return r.fetch_and(v, kOrder); }
+    T fetch_or(T v) { return r.fetch_or(v, kOrder); }
+    T fetch_xor(T v) { return r.fetch_xor(v, kOrder); }
+};
+template <class T>
+static inline Ref<T> ref(T* p) {
     tick("an atomic");
-    return std::atomic_ref<T>(*p);
+    return Ref<T>{std::atomic_ref<T>(*p)};
+}
+// load_u64 & co. of common.cuh: a read of memory other threads write, i.e. a
+// relaxed atomic load (what the race checker must see; a plain load on x86).
+template <class T>
+static inline T coherent_load(const T* p) {
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+template <class T>
+static inline void coherent_store(T* p, T v) {
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 template <class T>
 static inline T cas(T* p, T compare, T val) {

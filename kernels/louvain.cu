@@ -399,6 +399,9 @@ extern "C" __global__ void intra_weights(int count, const int* __restrict__ vert
         for (long long p = indptr[v] + rg.lane; p < indptr[v + 1]; p += width)
             if (comm[indices[p]] == c) s += w[p];
         s = group_sum(s, width, rg.mask, red);
+        // every lane has read dirty[v] before lane 0 clears it (shuffles do not
+        // order memory; the block-wide sum ends with a barrier)
+        if (width <= 32) __syncwarp(rg.mask);
         if (rg.lane == 0) {
             intra[v] = s + 2.0 * loop[v];
             dirty[v] = 0;

@@ -96,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
 
         int next = -1;
         if (my_v >= 0) {
-            *(volatile long long*)(head + my_v) = my_head;
+            store_i64(head + my_v, my_head);
             __threadfence();  // head before the offer that may let another warp displace my_v
         }
         if (my_best != NO_KEY) {

@@ -36,7 +36,7 @@ extern "C" __global__ void sm_mcvitie_wilson(int n_men, const long long* __restr
             if (offer >= seen) continue;  // she already holds a man she prefers
             // Where cur resumes must be visible before the CAS that lets
             // another thread displace him.
-            *(volatile long long*)(nxt + cur) = e;
+            store_i64(nxt + cur, e);
             __threadfence();
             while (seen > offer) {
                 const unsigned long long got = atomicCAS(word + w, seen, offer);

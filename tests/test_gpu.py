@@ -9,8 +9,10 @@ lazy CuPy import, and RAPIDS inputs (stand-ins built on NumPy/pandas).
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import networkx as nx
@@ -103,6 +105,58 @@ def test_selfcheck_rejects_bad_arguments():
 
     with pytest.raises(SystemExit):
         selfcheck.main(["--scale", "0"])
+
+
+def test_selfcheck_sanitizes_every_kernel_file_with_every_tool(monkeypatch):
+    """The planned compute-sanitizer runs: memcheck, racecheck, synccheck and
+    initcheck, each over a workload that launches every kernel file (leiden.cu
+    inside the Louvain family)."""
+    from nx_gpumatch.gpu import selfcheck
+    from nx_gpumatch.gpu._source import kernel_files
+
+    plan = selfcheck.sanitizer_commands("/cuda/bin/compute-sanitizer")
+    assert [tool for tool, _ in plan] == ["memcheck", "racecheck", "synccheck", "initcheck"]
+    for tool, argv in plan:
+        assert argv[:3] == ["/cuda/bin/compute-sanitizer", "--tool", tool]
+        assert argv[-3:] == ["-m", "nx_gpumatch.gpu.selfcheck", "--small-workload"]
+    seen = []
+    monkeypatch.setattr(
+        selfcheck, "run_family", lambda family, graph, **kw: seen.append(family) or {"ok": True}
+    )
+    selfcheck.small_workload()
+    assert {p.stem for p in kernel_files()} - {"leiden"} <= set(seen)
+    assert "louvain" in seen
+
+
+def test_cupy_code_changes_with_the_included_headers(tmp_path, monkeypatch):
+    """CuPy caches compiled modules on disk by their code text: the text handed
+    to RawModule must change when common.cuh does (else an edited header, or a
+    new package version, would reuse the old cubins), and only then."""
+    from nx_gpumatch.gpu import _launch, _source
+
+    kdir = tmp_path / "kernels"
+    shutil.copytree(_source.kernels_dir(), kdir)
+    monkeypatch.setattr(_source, "kernels_dir", lambda: kdir)
+    monkeypatch.setattr(_launch, "kernels_dir", lambda: kdir)
+    codes = []
+
+    def raw_module(code, options, backend):
+        codes.append(code)
+
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(RawModule=raw_module))
+
+    def code():
+        _launch._CupyModule("b_matching", _source.problem_defines("b_matching"))
+        return codes[-1]
+
+    before = code()
+    # the file's own text comes first, so compiler messages keep their line numbers
+    assert before.startswith((kdir / "b_matching.cu").read_text())
+    (kdir / "cuda_emu.h").write_text((kdir / "cuda_emu.h").read_text() + "// not included\n")
+    assert code() == before
+    common = kdir / "common.cuh"
+    common.write_text(common.read_text().replace("#define NO_RANK 0x7FFFFFFF", "#define NO_RANK 7"))
+    assert code() != before
 
 
 def _imports(path):

@@ -10,6 +10,7 @@ copy of the shared library is loaded per block that runs at the same time
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import hashlib
@@ -34,7 +35,15 @@ from nx_gpumatch.gpu._source import (
     strip_comments,
 )
 
-__all__ = ["EmulationError", "EmulationHang", "EmuModule", "options", "build"]
+__all__ = [
+    "EmulationError",
+    "EmulationHang",
+    "EmuModule",
+    "options",
+    "build",
+    "sanitize_mode",
+    "sanitizer_env",
+]
 
 _BUILD_VERSION = "1"  # bump when the generated wrapper changes
 CXXFLAGS = (
@@ -47,6 +56,11 @@ CXXFLAGS = (
     "-Wextra",
     "-Wno-unused-parameter",
 )
+# NX_GPUMATCH_EMU_SANITIZE=thread: built for ThreadSanitizer, with CUDA's
+# ordering (relaxed atomics, warp exchanges that order no memory; see
+# cuda_emu.h); the process must have the runtime loaded (sanitizer_env).
+SANITIZE_FLAGS = {"": (), "thread": ("-fsanitize=thread", "-g")}
+SANITIZER_RUNTIME = {"thread": "libtsan.so"}
 MAX_THREADS_PER_BLOCK = 1024
 MAX_DYNAMIC_SHARED = 48 * 1024
 
@@ -187,6 +201,56 @@ def _wrappers(kernels) -> str:
     return "\n".join(out) + "\n"
 
 
+def sanitize_mode() -> str:
+    """The sanitizer the emulation is built for: "" (none) or "thread", from
+    $NX_GPUMATCH_EMU_SANITIZE."""
+    mode = os.environ.get("NX_GPUMATCH_EMU_SANITIZE", "").strip().lower()
+    if mode not in SANITIZE_FLAGS:
+        raise EmulationError(
+            f"NX_GPUMATCH_EMU_SANITIZE={mode!r}: use one of {sorted(m for m in SANITIZE_FLAGS if m)}"
+        )
+    return mode
+
+
+def sanitizer_env(mode, env=None, options=""):
+    """The environment of a process that runs the emulation under ``mode``:
+    the sanitizer's runtime preloaded (the library is loaded into a Python
+    that was not built with it), the mode selected, and TSAN_OPTIONS naming
+    kernels/tsan.supp, followed by ``options``. A race report makes the
+    process exit with status 66."""
+    env = dict(os.environ if env is None else env)
+    lib = subprocess.run(
+        [_compiler(), f"-print-file-name={SANITIZER_RUNTIME[mode]}"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if not os.path.isabs(lib) or not os.path.exists(lib):
+        raise EmulationError(
+            f"the compiler has no {SANITIZER_RUNTIME[mode]} (install its sanitizers)"
+        )
+    env["LD_PRELOAD"] = " ".join(x for x in (lib, env.get("LD_PRELOAD", "")) if x)
+    env["NX_GPUMATCH_EMU_SANITIZE"] = mode
+    # the reviewed suppressions; the emulator's own lock order is not a kernel's
+    base = f"suppressions={kernels_dir() / 'tsan.supp'} detect_deadlocks=0 exitcode=66"
+    env["TSAN_OPTIONS"] = f"{base} {options}".strip()
+    return env
+
+
+def _check_runtime_loaded(mode):
+    if not mode:
+        return
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return
+    if SANITIZER_RUNTIME[mode].split(".")[0] not in maps:
+        raise EmulationError(
+            f"NX_GPUMATCH_EMU_SANITIZE={mode} needs {SANITIZER_RUNTIME[mode]} preloaded into "
+            "this process (LD_PRELOAD=$(g++ -print-file-name="
+            f"{SANITIZER_RUNTIME[mode]})); see nx_gpumatch.gpu._emulate.sanitizer_env"
+        )
+
+
 _build_lock = threading.Lock()
 
 
@@ -206,17 +270,20 @@ def build(problem: str, source: str | None = None, defines=None):
     path = str(kdir / f"{problem}.cu")
     kernels = parse_kernels(src)
     _check_device_globals(src, path)
+    mode = sanitize_mode()
+    _check_runtime_loaded(mode)
+    flags = CXXFLAGS + SANITIZE_FLAGS[mode]
     header = kdir / "cuda_emu.h"
     local_headers = sorted(p for p in kdir.iterdir() if p.suffix in (".h", ".cuh", ".hpp"))
     cxx = _compiler()
     text = f'#line 1 "{path}"\n' + _rewrite(src) + _wrappers(kernels)
     h = hashlib.sha256()
-    for part in (_BUILD_VERSION, cxx, " ".join(CXXFLAGS + dflags), text, sys.platform):
+    for part in (_BUILD_VERSION, cxx, " ".join(flags + dflags), text, sys.platform):
         h.update(part.encode())
     for p in local_headers:
         h.update(p.name.encode())
         h.update(p.read_bytes())
-    stem = f"{problem}-{h.hexdigest()[:20]}"
+    stem = f"{problem}-{mode + '-' if mode else ''}{h.hexdigest()[:20]}"
     out = cache_dir()
     lib = out / f"{stem}.so"
     log_file = out / f"{stem}.log"
@@ -227,7 +294,7 @@ def build(problem: str, source: str | None = None, defines=None):
                 tmp.write_text(text)
             cmd = [
                 cxx,
-                *CXXFLAGS,
+                *flags,
                 *dflags,
                 "-I",
                 str(kdir),
@@ -326,6 +393,11 @@ class EmuKernel:
         self.module._launch(self.name, dims, argv, grid[0] * grid[1] * grid[2])
 
 
+def _unlink(path):
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
 class EmuModule:
     """The emulated counterpart of a ``cupy.RawModule`` for one kernel file."""
 
@@ -352,7 +424,10 @@ class EmuModule:
             try:
                 lib = ctypes.CDLL(str(slot))
             finally:
-                os.unlink(slot)  # the mapping stays valid
+                if sanitize_mode():  # the sanitizer reads the file to name lines
+                    atexit.register(_unlink, slot)
+                else:
+                    os.unlink(slot)  # the mapping stays valid
             for name, params in self.kernels.items():
                 getattr(lib, f"nxg_launch__{name}").restype = ctypes.c_int
                 sig = getattr(lib, f"nxg_sig__{name}")

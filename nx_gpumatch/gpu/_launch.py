@@ -27,6 +27,7 @@ from nx_gpumatch.gpu._source import (
     define_options,
     kernel_source,
     kernels_dir,
+    keyed_source,
     parse_kernels,
     problem_defines,
 )
@@ -39,6 +40,8 @@ __all__ = [
     "nvrtc_options",
     "get_module",
     "array_module",
+    "on_device",
+    "bincount",
     "to_host",
     "check_args",
 ]
@@ -68,13 +71,31 @@ def nvrtc_options(problem=None, defines=None):
 
 
 def array_module(backend="cupy"):
-    """``cupy`` for the GPU back end, ``numpy`` for the emulation."""
+    """``cupy`` for the GPU back end; for the emulation NumPy made as strict as
+    CuPy (:mod:`nx_gpumatch.gpu._strict`), so host code that only NumPy
+    accepts fails in CI."""
     _check_backend(backend)
     if backend == "cupy":
         import cupy
 
         return cupy
-    return np
+    from nx_gpumatch.gpu import _strict
+
+    return _strict
+
+
+def on_device(xp):
+    """Is ``xp`` CuPy (rather than the emulation's array module)?"""
+    return getattr(xp, "__name__", None) == "cupy"
+
+
+def bincount(xp, x, minlength, weights=None):
+    """``xp.bincount(x, weights, minlength)``, also for an empty ``x``, where
+    CuPy up to 14.1 raises ValueError (NumPy returns zeros): int64 counts,
+    float64 sums, ``minlength`` long at least."""
+    if x.shape[0] == 0:
+        return xp.zeros(minlength, xp.int64 if weights is None else xp.float64)
+    return xp.bincount(x, weights=weights, minlength=minlength)
 
 
 def to_host(a):
@@ -123,7 +144,7 @@ class _CupyModule:
         src = kernel_source(problem)
         self.kernels = parse_kernels(src)
         self._raw = cupy.RawModule(
-            code=src, options=nvrtc_options(problem, defines), backend="nvrtc"
+            code=keyed_source(src), options=nvrtc_options(problem, defines), backend="nvrtc"
         )
         self._functions = {}
 

@@ -9,6 +9,7 @@ types. Nothing here imports CuPy or the emulation.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import re
 from pathlib import Path
@@ -19,6 +20,8 @@ __all__ = [
     "kernels_dir",
     "kernel_files",
     "kernel_source",
+    "included_headers",
+    "keyed_source",
     "problem_defines",
     "define_options",
     "parse_kernels",
@@ -62,6 +65,34 @@ def kernel_source(problem: str) -> str:
         have = ", ".join(p.stem for p in kernel_files()) or "none"
         raise FileNotFoundError(f"no kernel file {path.name} (available: {have})")
     return path.read_text()
+
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def included_headers(src: str) -> list[Path]:
+    """The headers of ``kernels/`` that ``src`` includes, directly or through
+    another one, each once, in the order they are first met."""
+    out, todo = [], [src]
+    while todo:
+        for name in _INCLUDE.findall(strip_comments(todo.pop())):
+            path = kernels_dir() / name
+            if path.is_file() and path not in out:
+                out.append(path)
+                todo.append(path.read_text())
+    return out
+
+
+def keyed_source(src: str) -> str:
+    """``src`` with a closing comment naming the SHA-256 of every header it
+    includes. CuPy's on-disk cache keys a ``RawModule`` on its code text (and
+    options), not on the files it includes: without this an edited
+    ``common.cuh``, or a new package version with one, would reuse cubins built
+    from the old header. The comment comes last, so line numbers hold."""
+    tags = [f"{p.name} {hashlib.sha256(p.read_bytes()).hexdigest()}" for p in included_headers(src)]
+    if not tags:
+        return src
+    return src + ("" if src.endswith("\n") else "\n") + "// headers: " + "; ".join(tags) + "\n"
 
 
 def problem_defines(problem: str) -> dict[str, int]:

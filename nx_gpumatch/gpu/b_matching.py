@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from nx_gpumatch.gpu._launch import array_module, get_module, to_host
+from nx_gpumatch.gpu._launch import array_module, bincount, get_module, to_host
 from nx_gpumatch.gpu.graph import device_graph
 
 __all__ = ["run", "b_suitor", "DEFINES"]
@@ -42,10 +42,8 @@ def capacities(dg, b):
     xp = dg.xp
     n = dg.num_nodes
     pos = dg.edge_weight > 0
-    deg = (
-        xp.bincount(dg.edge_src[pos], minlength=n)[:n]
-        + xp.bincount(dg.edge_dst[pos], minlength=n)[:n]
-    )
+    # no positive weight: empty inputs
+    deg = bincount(xp, dg.edge_src[pos], n)[:n] + bincount(xp, dg.edge_dst[pos], n)[:n]
     b = xp.maximum(xp.asarray(b, dtype=xp.int64), 0)
     return xp.minimum(b, deg.astype(xp.int64))
 

@@ -53,7 +53,7 @@ import numpy as np
 
 from nx_gpumatch import levels
 from nx_gpumatch.cpu import louvain as cl
-from nx_gpumatch.gpu._launch import array_module, get_module, to_host
+from nx_gpumatch.gpu._launch import array_module, bincount, get_module, on_device, to_host
 
 __all__ = [
     "louvain_levels",
@@ -117,7 +117,7 @@ def table_budget(xp, table_bytes=None):
         if table_bytes < SLOT_BYTES:
             raise ValueError(f"table_bytes must be at least {SLOT_BYTES}, got {table_bytes}")
         return table_bytes
-    if xp is np:
+    if not on_device(xp):
         return EMULATION_TABLE_BYTES
     free, _ = xp.cuda.Device().mem_info
     free += xp.get_default_memory_pool().free_bytes()
@@ -167,7 +167,7 @@ def segment_reduce(xp, mod, keys, vals):
     sums, sorted keys, sort permutation). The same bits on every run."""
     if keys.shape[0] == 0:
         return keys[:0], xp.zeros(0, xp.float64)
-    perm = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
+    perm = xp.argsort(keys, kind="stable")
     skeys = keys[perm]
     svals = xp.ascontiguousarray(vals[perm], dtype=xp.float64)
     new = xp.ones(skeys.shape[0], dtype=bool)
@@ -280,10 +280,10 @@ class Schedule:
                 t = xp.arange(S, dtype=xp.uint64)
                 run = (t + off) // np.uint64(cl.RUN)
                 r = (_mix64(xp, run ^ salt) % np.uint64(nbb)).astype(xp.int32)
-                perm = xp.argsort(r, kind="stable") if xp is np else xp.argsort(r)
+                perm = xp.argsort(r, kind="stable")
                 sverts[lo:hi] = vb[perm]
                 batch[vb] = nbat + r
-                cnt = to_host(xp.bincount(r, minlength=nbb))
+                cnt = to_host(bincount(xp, r, nbb))
                 starts = [0] + np.cumsum(cnt).tolist()
             for s0, s1 in zip(starts[:-1], starts[1:]):
                 batches.append((lo + int(s0), lo + int(s1), b))
@@ -494,7 +494,7 @@ def optimise(
     else:
         comm = xp.array(init, dtype=xp.int32)
         a = group_sums(xp, mod, comm, g.k, n)
-        size = xp.bincount(comm, minlength=n).astype(xp.int32)
+        size = bincount(xp, comm, n).astype(xp.int32)
     newc = comm.copy()
     active = xp.ones(n, xp.uint8)
     dirty = xp.ones(n, xp.uint8)
@@ -621,7 +621,7 @@ def renumber(xp, comm):
     """Consecutive ids of the non-empty communities, in community-id order
     (prefix sum over the non-empty flags): (newid, K)."""
     n = comm.shape[0]
-    nonempty = xp.bincount(comm, minlength=n) > 0
+    nonempty = bincount(xp, comm, n) > 0
     newid = (xp.cumsum(nonempty) - 1).astype(xp.int32)
     newid[~nonempty] = -1
     return newid, int(nonempty.sum())
@@ -643,7 +643,7 @@ def aggregate(xp, mod, g, comm, newid, K, table_bytes=None):
     deg = g.indptr[1:] - g.indptr[:-1]
     # arcs (and loop entries) per new vertex, their prefix sums: the chunks
     has_loop = (g.loop != 0).astype(xp.int64)
-    load = xp.bincount(cx, weights=(deg + has_loop).astype(xp.float64), minlength=K)
+    load = bincount(xp, cx, K, weights=(deg + has_loop).astype(xp.float64))
     pre = np.zeros(K + 1, np.int64)
     np.cumsum(np.rint(to_host(load)).astype(np.int64), out=pre[1:])
     budget = max(1, table_budget(xp, table_bytes) // AGGREGATE_BYTES)
@@ -681,7 +681,8 @@ def aggregate(xp, mod, g, comm, newid, K, table_bytes=None):
     loop2[x[diag]] = 0.5 * sums[diag]
     off = ~diag
     indptr2 = xp.zeros(K + 1, xp.int64)
-    xp.cumsum(xp.bincount(x[off], minlength=K), out=indptr2[1:])
+    # empty when every community is a union of components
+    xp.cumsum(bincount(xp, x[off], K), out=indptr2[1:])
     indices2 = xp.ascontiguousarray(y[off].astype(xp.int32))
     w2 = xp.ascontiguousarray(sums[off])
     g2 = _Level(xp, indptr2, indices2, w2, loop2, None)

@@ -3,7 +3,7 @@
 On a machine with a CUDA device it
   1. runs every ``gpu``-marked test ``--repeat`` times (10),
   2. runs each kernel family on small inputs under ``compute-sanitizer``
-     (memcheck, racecheck, synccheck),
+     (memcheck, racecheck, synccheck, initcheck),
   3. stress-tests each family on an R-MAT graph of scale ``--scale`` (22)
      against the CPU engine (exact equality where the package promises it,
      modularity within 1% for Louvain),
@@ -34,13 +34,15 @@ import numpy as np
 
 __all__ = ["main"]
 
-FAMILIES = ("matching", "b_matching", "stable_marriage", "louvain")
-SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck")
+FAMILIES = ("matching", "b_matching", "stable_marriage", "bipartite", "louvain")
+# initcheck: a kernel that reads device memory nobody wrote (an empty() buffer)
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 GPU_MODULES = (
     "graph",
     "interop",
     "matching",
     "b_matching",
+    "bipartite",
     "stable_marriage",
     "louvain",
     "leiden",
@@ -219,6 +221,20 @@ def run_family(family, graph, *, repeat=3, check=True):
                 lambda prefs=prefs: sm.solve(prefs, engine="parallel"),
                 lambda a, b: np.array_equal(a[0], b[0]) and a[1] == b[1],
             )
+    elif family == "bipartite":
+        from nx_gpumatch.algorithms.bipartite import Biadjacency, solve
+
+        # the graph's rows as a biadjacency (n x n): every edge twice, a
+        # symmetric bipartite instance with the graph's degree skew
+        bi = Biadjacency(graph.num_nodes, graph.num_nodes, graph.indptr, graph.indices)
+        for alg in ("apfb", "apsb"):
+            case(
+                alg,
+                lambda alg=alg: solve(bi, algorithm=alg, device="gpu"),
+                lambda alg=alg: solve(bi, algorithm=alg, device="cpu"),
+                # matchings may differ (races pick the trees); sizes may not
+                lambda a, b: np.count_nonzero(a[0] >= 0) == np.count_nonzero(b[0] >= 0),
+            )
     elif family == "louvain":
         from nx_gpumatch.algorithms.louvain import louvain_communities
 
@@ -322,6 +338,17 @@ def _sanitizer():
     return None
 
 
+def sanitizer_commands(exe):
+    """[(tool, argv)]: one compute-sanitizer run of the small workload (every
+    family of FAMILIES) per tool of SANITIZER_TOOLS."""
+    out = []
+    for tool in SANITIZER_TOOLS:
+        cmd = [exe, "--tool", tool, "--error-exitcode", "99"]
+        cmd += [sys.executable, "-m", "nx_gpumatch.gpu.selfcheck", "--small-workload"]
+        out.append((tool, cmd))
+    return out
+
+
 def step_sanitizer():
     exe = _sanitizer()
     if exe is None:
@@ -330,9 +357,7 @@ def step_sanitizer():
             "error": "compute-sanitizer not found (PATH, CUDA_HOME, /usr/local/cuda)",
         }
     rep = {"ok": True, "tools": {}}
-    for tool in SANITIZER_TOOLS:
-        cmd = [exe, "--tool", tool, "--error-exitcode", "99"]
-        cmd += [sys.executable, "-m", "nx_gpumatch.gpu.selfcheck", "--small-workload"]
+    for tool, cmd in sanitizer_commands(exe):
         t = time.perf_counter()
         res = subprocess.run(cmd, capture_output=True, text=True)
         summary = re.findall(r"ERROR SUMMARY: .*", res.stdout + res.stderr)

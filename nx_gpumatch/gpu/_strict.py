@@ -1,0 +1,138 @@
+"""NumPy made as strict as CuPy: the array module the GPU engine's host code
+gets in emulation (``array_module("emulate")``).
+
+Where NumPy forgives what CuPy rejects, code that passes in CI fails on a
+user's GPU. Here it fails in CI:
+
+* only the names listed below exist (CuPy lacks much of NumPy), and each
+  function takes only the parameters CuPy's takes (``CUPY_PARAMS``, the
+  parameters common to CuPy 13 and 14; the tests compare them with the
+  installed CuPy);
+* ``bincount`` of an empty array raises ValueError, as CuPy's did up to 14.1
+  (it took the ``max`` of the input first); host code calls
+  :func:`nx_gpumatch.gpu._launch.bincount`, which returns the zeros itself;
+* ``sort``/``argsort`` accept ``kind`` None or "stable" only, and are stable
+  (CuPy's always are).
+
+Arrays stay NumPy arrays: the emulated kernels take their memory as it is.
+What this cannot catch: methods of the arrays, and implicit transfers to the
+host (``int()``, ``bool()``, ``.item()``), which are free here and a
+synchronisation on a GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Function -> the parameters CuPy's takes; "*" separates the keyword-only ones.
+CUPY_PARAMS = {
+    "arange": ("start", "stop", "step", "dtype"),
+    "argsort": ("a", "axis", "kind"),
+    "array": ("obj", "dtype", "copy", "order", "subok", "ndmin", "*", "blocking"),
+    "asarray": ("a", "dtype", "order", "*", "blocking"),  # copy= came with CuPy 14
+    "ascontiguousarray": ("a", "dtype"),
+    "bincount": ("x", "weights", "minlength"),
+    "concatenate": ("tup", "axis", "out", "*", "dtype", "casting"),
+    "count_nonzero": ("a", "axis"),
+    "cumsum": ("a", "axis", "dtype", "out"),
+    "diff": ("a", "n", "axis", "prepend", "append"),
+    "empty": ("shape", "dtype", "order"),
+    "empty_like": ("prototype", "dtype", "order", "subok", "shape"),
+    "flatnonzero": ("a",),
+    "full": ("shape", "fill_value", "dtype", "order"),
+    "max": ("a", "axis", "out", "keepdims"),
+    "min": ("a", "axis", "out", "keepdims"),
+    "nonzero": ("a",),
+    "ones": ("shape", "dtype", "order"),
+    "repeat": ("a", "repeats", "axis"),
+    "searchsorted": ("a", "v", "side", "sorter"),
+    "sort": ("a", "axis", "kind"),
+    "sum": ("a", "axis", "dtype", "out", "keepdims"),
+    "unique": ("ar", "return_index", "return_inverse", "return_counts", "axis", "*", "equal_nan"),
+    "where": ("condition", "x", "y"),
+    "zeros": ("shape", "dtype", "order"),
+    "zeros_like": ("a", "dtype", "order", "subok", "shape"),
+}
+# Ufuncs (CuPy's take NumPy's ufunc keywords) and types, passed through.
+UFUNCS = ("abs", "bitwise_and", "bitwise_or", "isfinite", "isnan", "maximum", "minimum", "rint")
+TYPES = (
+    "bool_",
+    "dtype",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "intp",
+    "ndarray",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+)
+
+
+def _checked(name, params, fn):
+    npos = params.index("*") if "*" in params else len(params)
+    allowed = frozenset(p for p in params if p != "*")
+
+    def call(*args, **kw):
+        bad = sorted(set(kw) - allowed)
+        if len(args) > npos or bad:
+            raise TypeError(
+                f"cupy.{name} takes ({', '.join(params)}): got {len(args)} positional "
+                f"arguments{' and ' + ', '.join(bad) if bad else ''}"
+            )
+        return fn(*args, **kw)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"numpy.{name} with the parameters of cupy.{name}."
+    return call
+
+
+def _sort_kind(kind):
+    if kind is not None and kind != "stable":
+        raise ValueError("kind can only be None or 'stable' (CuPy sorts are stable)")
+
+
+def _bincount(x, weights=None, minlength=None):
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"cupy.bincount takes an array, got {type(x).__name__}")
+    if x.ndim != 1:
+        raise ValueError("cupy.bincount takes a 1-D array")
+    if x.dtype.kind == "f":
+        raise TypeError("x must be int array")
+    if x.size == 0:
+        raise ValueError(
+            "cupy.bincount of an empty array raises in CuPy up to 14.1 (NumPy returns "
+            "zeros): call nx_gpumatch.gpu._launch.bincount"
+        )
+    return np.bincount(x, weights, 0 if minlength is None else minlength)
+
+
+def _argsort(a, axis=-1, kind=None):
+    _sort_kind(kind)
+    return np.argsort(a, axis=axis, kind="stable")
+
+
+def _sort(a, axis=-1, kind=None):
+    _sort_kind(kind)
+    return np.sort(a, axis=axis, kind="stable")
+
+
+_OWN = {"bincount": _bincount, "argsort": _argsort, "sort": _sort}
+for _name, _params in CUPY_PARAMS.items():
+    globals()[_name] = _checked(_name, _params, _OWN.get(_name) or getattr(np, _name))
+for _name in UFUNCS + TYPES:
+    globals()[_name] = getattr(np, _name)
+del _name, _params
+
+__all__ = sorted(CUPY_PARAMS) + sorted(UFUNCS + TYPES)
+
+
+def __getattr__(name):
+    raise AttributeError(
+        f"the GPU engine's array module has no {name!r}: CuPy may lack it (check that "
+        "CuPy >= 13 has it, then list it in nx_gpumatch/gpu/_strict.py)"
+    )
