@@ -1,7 +1,10 @@
 """Leiden community detection front end (Traag, Waltman, van Eck 2019), with
 the signatures of ``networkx.community.leiden_communities`` and
-``leiden_partitions`` (networkx >= 3.5 declares them and leaves the work to a
-backend).
+``leiden_partitions``: networkx 3.5 and 3.6 declare them (modularity) and
+leave the work to a backend; networkx 3.7 implements them itself, with
+``metric="cpm"`` (its default, the Constant Potts Model) or "modularity" and
+``theta``. Both metrics run here (:mod:`nx_gpumatch.objective`); the package
+functions default to modularity, calls through networkx 3.7 to CPM.
 
 The engine is :mod:`nx_gpumatch.cpu.leiden`, built on the Louvain engine's
 local moving and aggregation. Every community of a finished run induces a
@@ -10,10 +13,11 @@ random choices; ``seed=None`` keeps the graph's order and a fixed key.
 ``device="gpu"`` runs :mod:`nx_gpumatch.gpu.leiden`; ``device="auto"`` takes
 the GPU when one is usable and the graph is large enough, as Louvain does.
 
-networkx has no Leiden of its own to fall back to, so inputs the engine cannot
-cluster as asked (directed graphs, negative or exact-number weights) raise
-an error that says why instead of being handed back. A MultiGraph clusters as
-networkx's Leiden would: as the Graph with its parallel edges summed.
+Inputs the engine cannot cluster as asked (directed graphs, negative or
+exact-number weights, other metrics) go to networkx's own Leiden from 3.7
+on; before it networkx has none to fall back to, so they raise an error that
+says why. A MultiGraph clusters as networkx's Leiden would: as the Graph with
+its parallel edges summed.
 """
 
 from __future__ import annotations
@@ -250,7 +254,8 @@ def leiden_communities(
     passes : int or None
         At most this many passes; each pass after the first runs the method
         again from the partition found so far (None: until one gains under
-        2.5% of the modularity, usually three). The first pass alone is the method of the paper.
+        2.5% of the modularity, usually three; CPM: until one gains nothing).
+        The first pass alone is the method of the paper.
     device : "auto", "cpu", "gpu" or None (the config's)
     threads : int or None
         Numba threads (None: the config's); results do not depend on it.

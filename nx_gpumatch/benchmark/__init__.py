@@ -18,6 +18,7 @@ PROBLEMS = (
     "distributed",
     "cold_start",
     "scaling",
+    "cpm",
 )
 
 
