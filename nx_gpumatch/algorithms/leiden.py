@@ -84,8 +84,8 @@ def levels(
     ``refined``: the number of refined sub-communities of the level,
     ``pass``, ``metric`` and ``quality``: the value of the metric; a CPM run
     has no ``modularity``). ``passes``: at most this many passes (None:
-    until a pass gains under 2.5% of the objective, see
-    :mod:`nx_gpumatch.cpu.leiden`)."""
+    until a pass gains under 2.5% of the modularity, or, for CPM, nothing;
+    see :mod:`nx_gpumatch.cpu.leiden`)."""
     _check_params(resolution, theta)
     metric = objective.check_metric(metric)
     if passes is not None and (

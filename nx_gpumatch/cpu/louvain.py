@@ -63,7 +63,9 @@ community A to B, times m, is (networkx's formula)
     e_vB - e_v(A-v) - resolution * k_v * (a_B - (a_A - k_v)) / (2m)
 
 where a_C is the summed degree of community C and e_vC the weight of v's
-edges into C. Modularity is networkx's, self-loops included.
+edges into C. Modularity is networkx's, self-loops included. Leiden's
+Constant Potts Model runs the same kernels with node weights for the degrees
+(``node_weights`` of :class:`LouvainEngine`, see :mod:`nx_gpumatch.objective`).
 """
 
 import dataclasses
