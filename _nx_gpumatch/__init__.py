@@ -40,14 +40,17 @@ FUNCTIONS = {
     },
     "leiden_communities": {
         "module": "leiden",
-        "additional_docs": "Leiden (Traag, Waltman, van Eck 2019) on the parallel Louvain engine (CPU, or CUDA kernels on a GPU); every community of a finished run is connected; on the CPU the partition does not depend on the thread count. A MultiGraph clusters with its parallel edges summed, as networkx does.",
+        "additional_docs": "Leiden (Traag, Waltman, van Eck 2019) on the parallel Louvain engine (CPU, or CUDA kernels on a GPU), for metric='cpm' (networkx 3.7's default: constant_potts_model with resolution as gamma, every node of weight 1) and metric='modularity' (the only one before networkx 3.7); theta is networkx's (gains in edge-weight units; staying alone is one of the refinement's choices). Every community of a finished run is connected; on the CPU the partition does not depend on the thread count. A MultiGraph clusters with its parallel edges summed, as networkx does. Directed graphs, negative weights and other metrics go to networkx's own Leiden (3.7+).",
         "additional_parameters": {
             "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."
         },
     },
     "leiden_partitions": {
         "module": "leiden",
-        "additional_docs": "Partitions level by level, as leiden_communities computes them.",
+        "additional_docs": "Partitions level by level, as leiden_communities computes them (both metrics).",
+        "additional_parameters": {
+            "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."
+        },
     },
     "maximal_matching": {
         "module": "matching",

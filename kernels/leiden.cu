@@ -14,6 +14,10 @@
 // entry. Parallelism is across communities: one very large community runs on
 // one thread.
 //
+// k and res_over_m2 carry the objective as in kernels/louvain.cu: for the
+// Constant Potts Model k is the node weight and res_over_m2 is gamma, and the
+// well-connectedness test reads E(v, C - v) >= gamma n_v (n_C - n_v).
+//
 // Defines from nx_gpumatch/gpu/leiden.py: BLOCK (threads per block).
 
 #include "common.cuh"

@@ -310,26 +310,57 @@ def test_refine_equals_cpu(budget):
     assert (comm[got] == comm).all()  # sub-communities inside communities
 
 
+def test_refine_equals_cpu_for_cpm():
+    """CPM's refinement: node weights (1 each) for degrees and gamma for
+    resolution / 2m, walked in the order drawn for the refinement."""
+    g, comm, _order, _prio, _k = _refine_case(6)
+    n = g.num_nodes
+    k = np.ones(n)
+    a = np.bincount(comm, weights=k, minlength=n)
+    order = cle.refinement_order(77, 4, n)
+    prio = cl.vertex_order(order, n)[1]
+    want = cle.refine(
+        g.indptr, g.indices, g.weights, k, comm, a, order, 0.05, 0.01, np.uint64(77), np.int64(4)
+    )
+    lev = gl._Level(np, g.indptr, g.indices, g.weights, g.loop_weight, k)
+    kernels = (get_module("louvain", "emulate"), get_module("leiden", "emulate"))
+    with options(chaos=100, seed=3, slots=3):
+        got = gle.refine(np, kernels, lev, comm, prio, 0.05, 0.01, 77, 4)
+    np.testing.assert_array_equal(got, want)
+    assert np.unique(got).shape[0] > np.unique(comm).shape[0]
+
+
 # 0.2 once failed: the refinement's roulette depended on the order of a row's
 # arcs, which the two engines' aggregations leave in different orders.
-@pytest.mark.parametrize("sweep_rel_tol", [None, 0.5, 0.2])
-def test_leiden_run_equals_cpu_and_is_connected(sweep_rel_tol):
+@pytest.mark.parametrize(
+    "sweep_rel_tol, metric, resolution",
+    [(None, "modularity", 1.0), (0.5, "modularity", 1.0), (0.2, "modularity", 1.0)]
+    + [(None, "cpm", 0.05), (0.2, "cpm", 0.2)],
+)
+def test_leiden_run_equals_cpu_and_is_connected(sweep_rel_tol, metric, resolution):
     g = planted(240, 4, 7, hubs=(60,), per_vertex=3)
     kw = dict(
         key=99,
         order=np.random.default_rng(8).permutation(g.num_nodes),
         sequential_arcs=0,
         max_sweeps=5,
-        max_passes=2,
+        max_passes=2 if metric == "modularity" else 6,
         sweep_rel_tol=sweep_rel_tol,  # both engines end their sweeps by it
         margins=False,  # the device wakes every neighbour of a mover
+        metric=metric,
+        resolution=resolution,
     )
     cpu = levels(cle.leiden_levels, g, **kw)
     gpu = levels(gle.leiden_levels, g, backend="emulate", **kw)
     assert cpu == gpu
     # the result of the run (a level's local moving alone may not be)
     assert is_connected_partition(g, gpu[-1][0])
-    assert gpu[-1][1]["modularity"] > 0.4
+    if metric == "modularity":
+        assert gpu[-1][1]["modularity"] > 0.4
+    else:  # q = 2 CPM / m2 (see nx_gpumatch.objective): CPM above all-singletons' -gamma n / 2
+        assert len(gpu) > 2  # passes after the first ran
+        m2 = float(g.weights.sum() + 2 * g.loop_weight.sum())
+        assert gpu[-1][1]["modularity"] * m2 / 2 > 0 > -resolution * g.num_nodes / 2
 
 
 def test_leiden_cuts_disconnected_communities_as_cpu(monkeypatch):

@@ -257,7 +257,7 @@ def _with_progress(gen, engine, progress, desc="Louvain"):
                 bar.set_postfix(
                     vertices=info["vertices"],
                     edges=info["edges"],
-                    Q=f"{info['modularity']:.5f}",
+                    Q=f"{info.get('quality', info.get('modularity')):.5f}",
                     sweeps=info["sweeps"],
                 )
                 bar.update(1)

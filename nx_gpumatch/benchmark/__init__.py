@@ -18,6 +18,7 @@ PROBLEMS = (
     "distributed",
     "cold_start",
     "scaling",
+    "cpm",
 )
 # Anchor packages (the 'bench' extra) each benchmark imports, checked before it
 # measures anything: a missing one would otherwise end the run midway.

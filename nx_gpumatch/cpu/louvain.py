@@ -63,7 +63,9 @@ community A to B, times m, is (networkx's formula)
     e_vB - e_v(A-v) - resolution * k_v * (a_B - (a_A - k_v)) / (2m)
 
 where a_C is the summed degree of community C and e_vC the weight of v's
-edges into C. Modularity is networkx's, self-loops included.
+edges into C. Modularity is networkx's, self-loops included. Leiden's
+Constant Potts Model runs the same kernels with node weights for the degrees
+(``node_weights`` of :class:`LouvainEngine`, see :mod:`nx_gpumatch.objective`).
 """
 
 import dataclasses
@@ -2007,7 +2009,9 @@ class LouvainEngine:
     ``rule`` is the run's :class:`SweepRule`; ``order``, ``lead_sweeps`` and
     ``parallel_min_arcs`` as in :func:`louvain_levels`; ``m2`` (None: the
     graph's own) continues a run begun on another graph (a level handed over
-    by the GPU engine).
+    by the GPU engine). ``node_weights`` (None: the weighted degrees) weigh
+    the vertices in the gains instead, summed on aggregation: CPM's vertex
+    sizes (see :mod:`nx_gpumatch.objective`).
     """
 
     xp = np
@@ -2025,10 +2029,16 @@ class LouvainEngine:
         m2=None,
         lead_sweeps=LEAD_SWEEPS,
         parallel_min_arcs=None,
+        node_weights=None,
     ):
         n = indptr.shape[0] - 1
         k = weighted_degrees(indptr, w, loop)
         self.m2 = float(k.sum()) if m2 is None else m2
+        # CPM (see nx_gpumatch.objective): the kernels weigh vertices by these
+        # instead of their degrees, and aggregation sums them
+        self._node_weighted = node_weights is not None
+        if self._node_weighted:
+            k = np.ascontiguousarray(node_weights, np.float64)
         # merged arcs sum the input's: positive if all of those are
         self._positive = bool(w.shape[0] == 0 or w.min() > 0.0)
         self.rule = rule
@@ -2138,6 +2148,7 @@ class LouvainEngine:
             else:
                 self._arc_bufs = [own_buffers()[:2]] * 2
         tmp, out = self._arc_bufs
+        k = self.k
         self.indptr, self.indices, self.w, self.loop, self.k = self._aggregate(
             comm,
             *numbering,
@@ -2150,6 +2161,8 @@ class LouvainEngine:
             *tmp,
             *out,
         )
+        if self._node_weighted:
+            self.k = np.bincount(numbering[0][comm], weights=k, minlength=numbering[1])
         self.order, self.prio = carry_order(self.order, numbering[0], numbering[1])
 
 

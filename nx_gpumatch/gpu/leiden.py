@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nx_gpumatch import levels
+from nx_gpumatch import levels, objective
 from nx_gpumatch.cpu import leiden as cpu_leiden
 from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.gpu import louvain as gl
@@ -119,7 +119,20 @@ class LeidenEngine(gl.LouvainEngine):
     :func:`nx_gpumatch.cpu.leiden.leiden_levels`."""
 
     def __init__(
-        self, indptr, indices, w, loop, rule, *, resolution, order, theta, key, table_bytes, backend
+        self,
+        indptr,
+        indices,
+        w,
+        loop,
+        rule,
+        *,
+        resolution,
+        order,
+        theta,
+        key,
+        table_bytes,
+        backend,
+        metric="modularity",
     ):
         self.theta = cpu_leiden.checked_theta(theta)
         super().__init__(
@@ -132,7 +145,10 @@ class LeidenEngine(gl.LouvainEngine):
             order=order,
             table_bytes=table_bytes,
             backend=backend,
+            node_weights=objective.node_weights(metric, indptr.shape[0] - 1),
         )
+        self.resolution = objective.engine_resolution(metric, resolution, self.m2)
+        self.drawn_order = metric == "cpm"  # see cpu_leiden.CPM_PASS_REL_TOL
         self.kernels = (self.mod, get_module("leiden", backend))
         self.key = int(key) & (2**64 - 1)
 
@@ -144,12 +160,16 @@ class LeidenEngine(gl.LouvainEngine):
         return self.xp.asarray(parts)
 
     def refine(self, comm, salt):
+        prio = self.prio
+        if self.drawn_order:
+            order = cpu_leiden.refinement_order(self.key, salt, self.n)
+            prio = cl.vertex_order(order, self.n)[1]
         return refine(
             self.xp,
             self.kernels,
             self.g,
             comm,
-            self.prio,
+            prio,
             self.resolution / self.m2,
             self.theta,
             self.key,
@@ -173,11 +193,12 @@ def leiden_levels(
     max_sweeps=cl.MAX_SWEEPS,
     max_passes=cpu_leiden.MAX_PASSES,
     pass_tol=cpu_leiden.PASS_TOL,
-    pass_rel_tol=cpu_leiden.PASS_REL_TOL,
+    pass_rel_tol=None,
     sequential_arcs=cl.SEQUENTIAL_ARCS,
     sweep_rel_tol=None,
     table_bytes=None,
     backend="cupy",
+    metric="modularity",
     **_cpu_only,
 ):
     """The GPU engine's version of :func:`nx_gpumatch.cpu.leiden.leiden_levels`
@@ -203,5 +224,7 @@ def leiden_levels(
         key=key,
         table_bytes=table_bytes,
         backend=backend,
+        metric=metric,
     )
-    yield from levels.leiden(engine, max_passes, pass_tol, pass_rel_tol)
+    rel = cpu_leiden.pass_rel_tol_of(metric, pass_rel_tol)
+    yield from levels.leiden(engine, max_passes, pass_tol, rel)

@@ -296,7 +296,8 @@ class LouvainEngine:
     input graph and the current level on the device (a :class:`_Level`; the
     vertex order stays on the host) and the kernels of kernels/louvain.cu.
     ``rule`` is the run's :class:`nx_gpumatch.cpu.louvain.SweepRule`; levels
-    with fewer than ``cpu_below_arcs`` arcs are handed to the CPU engine."""
+    with fewer than ``cpu_below_arcs`` arcs are handed to the CPU engine.
+    ``node_weights`` as in the CPU engine (CPM's vertex sizes)."""
 
     def __init__(
         self,
@@ -311,6 +312,7 @@ class LouvainEngine:
         cpu_below_arcs=0,
         table_bytes=None,
         backend="cupy",
+        node_weights=None,
     ):
         xp = self.xp = array_module(backend)
         self.mod = get_module("louvain", backend)
@@ -324,6 +326,11 @@ class LouvainEngine:
         )
         g.k = degrees(xp, self.mod, g)
         self.m2 = float(xp.sum(g.k))
+        # CPM (see nx_gpumatch.objective): vertices weigh their node weights,
+        # summed on aggregation, instead of their degrees
+        self._node_weighted = node_weights is not None
+        if self._node_weighted:
+            g.k = xp.asarray(np.ascontiguousarray(node_weights, np.float64))
         self.rule = rule
         self.resolution = float(resolution)
         self.cpu_below_arcs = cpu_below_arcs
@@ -365,6 +372,7 @@ class LouvainEngine:
             resolution=self.resolution,
             order=self.order,
             m2=self.m2,
+            node_weights=to_host(g.k) if self._node_weighted else None,
         )
 
     def move(self, init):
@@ -395,7 +403,10 @@ class LouvainEngine:
 
     def aggregate(self, comm, numbering):
         newid, K = numbering
+        k = self.g.k
         self.g = aggregate(self.xp, self.mod, self.g, comm, newid, K, self.table_bytes)
+        if self._node_weighted:
+            self.g.k = group_sums(self.xp, self.mod, newid[comm], k, K)
         self.order, self.prio = cl.carry_order(self.order, to_host(newid), K)
 
 
