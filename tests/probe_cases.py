@@ -646,7 +646,9 @@ def _dispatch_params():
 def _cli_cases():
     bad_csv = _file("bad.csv", b"source,target,weight\n0,1,nan\n1,2,3\n")
     no_col = _file("nocol.csv", b"a,b\n0,1\n")
-    empty = _file("empty.csv", b"")
+    # an empty edge list is an empty graph (reported as 0 edges); bytes that are
+    # no known format must be refused
+    binary = _file("binary.csv", bytes(range(256)) * 4)
     gz = _file("bomb.mtx.gz", _gzip_bomb())
     return [
         ("match-missing-input", ["match", "-i", "/nonexistent/g.mtx", "--no-progress"]),
@@ -655,7 +657,7 @@ def _cli_cases():
         ("match-gzip-bomb", ["match", "-i", gz, "--no-progress"]),
         ("match-nan-csv", ["match", "-i", bad_csv, "--no-progress"]),
         ("match-csv-no-column", ["match", "-i", no_col, "--no-progress"]),
-        ("match-empty-csv", ["match", "-i", empty, "--no-progress"]),
+        ("match-binary-csv", ["match", "-i", binary, "--no-progress"]),
         ("match-input-is-folder", ["match", "-i", _tmp(), "--no-progress"]),
         ("match-threads-0", ["match", "--threads", "0", "--no-progress"]),
         ("match-device-tpu", ["match", "--device", "tpu", "--no-progress"]),
