@@ -276,3 +276,53 @@ def test_matrix_and_lists_far_beyond_their_entries():
     women = (wptr, np.array([N - 1, N - 3], np.int32))
     mate = _fast(lambda: ng.stable_marriage(men, women, device="cpu"))
     assert mate[N - 3] == 7 and mate[N - 1] == 3 and np.count_nonzero(mate >= 0) == 2
+
+
+def test_gpu_route_gets_the_compacted_input(monkeypatch, padded):
+    """Compaction sits above the engines: a call routed to the GPU hands its
+    engine only the vertices with edges (the engine stubbed by the CPU one)."""
+    from nx_gpumatch.algorithms import b_matching as fb
+    from nx_gpumatch.algorithms import matching as fm
+    from nx_gpumatch.gpu import b_matching as gb
+    from nx_gpumatch.gpu import louvain as gl
+    from nx_gpumatch.gpu import matching as gm
+    from nx_gpumatch.gpu import stable_marriage as gsm
+
+    g, big, n, pos, _ = padded
+    seen = []
+
+    def matching_run(graph, algorithm, seed=0, select="weighted"):
+        from nx_gpumatch.cpu import matching as cm
+
+        seen.append(graph.num_nodes)
+        order, usable = graph.edge_order(), graph.num_usable()
+        return cm.greedy(graph.num_nodes, graph.edge_src, graph.edge_dst, order, usable)
+
+    def b_run(graph, b):
+        seen.append(graph.num_nodes)
+        return fb.b_matching_edges(graph, b, "greedy")  # the same b-matching, on the CPU
+
+    def sm_run(ptr, packed, n_women, backend="cupy"):
+        seen.append(ptr.shape[0] - 1)
+        return sm.solve(sm.Preferences(ptr.shape[0] - 1, n_women, ptr, packed), engine="sequential")
+
+    import nx_gpumatch.cpu.louvain as cl
+
+    def louvain_levels(indptr, *args, **kw):
+        seen.append(indptr.shape[0] - 1)
+        kw = {k: v for k, v in kw.items() if k in ("order", "resolution", "threshold")}
+        return cl.louvain_levels(indptr, *args, **kw)
+
+    expect = _spread_mate(ng.max_weight_matching(g, algorithm="suitor", device="cpu"), pos, n)
+    b_expect = pos[ng.b_matching(g, 1, device="cpu")[0]]
+    monkeypatch.setattr(gm, "run", matching_run)
+    monkeypatch.setattr(gb, "run", b_run)
+    monkeypatch.setattr(gsm, "run", sm_run)
+    monkeypatch.setattr(gl, "louvain_levels", louvain_levels)
+    for mod in (fm, fb, louvain, sm):
+        monkeypatch.setattr(mod, "resolve_device", lambda *a, **k: "gpu")
+    np.testing.assert_array_equal(ng.max_weight_matching(big, algorithm="suitor"), expect)
+    np.testing.assert_array_equal(ng.b_matching(big, 1)[0], b_expect)
+    ng.louvain_communities(big)
+    np.testing.assert_array_equal(ng.greedy_matching_smi(big), expect)
+    assert seen == [g.num_nodes] * 4
