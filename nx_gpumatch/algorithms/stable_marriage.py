@@ -124,10 +124,11 @@ def prepare_preferences(men_prefs, women_prefs, *, threads=None):
     with cpu.run("stable_marriage", m_ch.shape[0] + w_ch.shape[0], threads) as parts:
         small = sides[0] is not m_ptr
         if small and not _all_good(csm, *sides, parts):
-            sides = (m_ptr, m_ch, w_ptr, w_ch)  # find the fault in the caller's numbering
+            sides = (m_ptr, m_ch, w_ptr, w_ch)  # name the fault in the caller's numbering
             small = False
-        _check_side(csm, sides[0], sides[1], n_women, parts, men, women, "man", "woman")
-        _check_side(csm, sides[2], sides[3], n_men, parts, women, men, "woman", "man")
+        if not small:
+            _check_side(csm, m_ptr, m_ch, n_women, parts, men, women, "man", "woman")
+            _check_side(csm, w_ptr, w_ch, n_men, parts, women, men, "woman", "man")
         k_men, k_women = sides[0].shape[0] - 1, sides[2].shape[0] - 1
         ptr, packed = csm.mutual_lists(*sides, k_men, k_women, parts)
     if small:  # back to everyone's numbering
