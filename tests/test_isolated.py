@@ -326,3 +326,27 @@ def test_gpu_route_gets_the_compacted_input(monkeypatch, padded):
     ng.louvain_communities(big)
     np.testing.assert_array_equal(ng.greedy_matching_smi(big), expect)
     assert seen == [g.num_nodes] * 4
+
+
+def test_building_a_graph_costs_its_edges_even_interpreted():
+    """A small graph's first build runs interpreted: its loops must not walk
+    the declared vertices."""
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import csr  # noqa: F401 (imports Numba before the clock starts)
+
+    t = time.perf_counter()
+    with cpu.interpreted():
+        g = ng.Graph.from_arrays([0, 5], [N - 1, 6], num_nodes=N)
+    assert time.perf_counter() - t < 2.0  # walking the vertices interpreted: 4 s and more
+    assert g.indptr[-1] == 4 and g.indices.tolist() == [N - 1, 6, 5, 0]
+    assert g.indptr[N] - g.indptr[N - 1] == 1 and g.indptr[6] == 2
+
+
+@pytest.mark.parametrize("name", ["blossom", "louvain", "leiden", "greedy_matching_smi"])
+def test_first_calls_run_interpreted_on_the_edges_only(huge, name):
+    """A first call on few edges runs interpreted (no compiling for a small
+    input): it must cost the edges, not the declared vertices."""
+    from nx_gpumatch import cpu
+
+    with cpu.interpreted():
+        _fast(lambda: CALLS[name](huge.with_weights(huge.edge_weight)))
