@@ -4,6 +4,7 @@ import numbers
 
 import numpy as np
 
+from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import Input, convert, edges_result, result_pairs
 from nx_gpumatch.config import check_threads, get_config, resolve_device
 
@@ -84,6 +85,11 @@ def b_matching_edges(graph, b, algorithm="b_suitor", *, device=None, threads=Non
     """Matched edge ids (ascending) of a b-matching of a :class:`Graph`; ``b`` is an
     array of b(v) in vertex order."""
     _check_options(algorithm, device, threads)
+    small, c = compact_graph(graph)
+    if c is not None:  # the edge ids are the same
+        return b_matching_edges(
+            small, np.asarray(b)[c.kept], algorithm, device=device, threads=threads
+        )
     engine = resolve_device(device, graph.num_edges)
     if engine == "gpu" and algorithm == "b_suitor":
         from nx_gpumatch.gpu import b_matching as gb

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nx_gpumatch.algorithms._compact import Compaction, compact_graph, compaction
 from nx_gpumatch.config import check_bool, resolve_device
 
 ALGORITHMS = ("auto", "hopcroft_karp", "apfb", "apsb")
@@ -93,6 +94,32 @@ def solve(
         raise ValueError(f"init must be one of {INITS}, got {init!r}")
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    rows = compaction(bi.nrows, ids=(bi.crows,))
+    cols = compaction(bi.ncols, rows=bi.cptr)
+    if rows is not None or cols is not None:
+        # Rows and columns without an edge stay free and out of the cover.
+        rows = rows or Compaction(bi.nrows, np.arange(bi.nrows))
+        cols = cols or Compaction(bi.ncols, np.arange(bi.ncols))
+        cptr = np.append(bi.cptr[cols.kept], bi.cptr[-1])
+        small = Biadjacency(rows.size, cols.size, cptr, rows.index(bi.crows))
+        rm, cm, rc, cc = solve(
+            small,
+            algorithm=algorithm,
+            init=init,
+            device=device,
+            threads=threads,
+            wr=wr,
+            layout=layout,
+            backend=backend,
+            block=block,
+            stats=stats,
+        )
+        return (
+            rows.spread_partners(rm, cols),
+            cols.spread_partners(cm, rows),
+            rows.spread(rc, False),
+            cols.spread(cc, False),
+        )
     from nx_gpumatch import cpu
     from nx_gpumatch.cpu import bipartite as cb
 
@@ -274,8 +301,9 @@ def _edge_list(df, source, target, return_cover, kw):
 
 
 # ------------------------------------------------- general graphs: the sides
-def _sides(G, top_nodes):
-    """Boolean mask of the top side of a :class:`Graph`, by networkx's rules."""
+def _sides(G, top_nodes, labels=None):
+    """Boolean mask of the top side of a :class:`Graph`, by networkx's rules;
+    ``labels``: those of G's vertices (default: G's own)."""
     import networkx as nx
 
     from nx_gpumatch import cpu
@@ -285,6 +313,8 @@ def _sides(G, top_nodes):
     if top_nodes is None:
         if n == 0:
             raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+        if n > 1 and compact_graph(G)[1] is not None:  # a vertex without edges: a component
+            raise nx.AmbiguousSolution("Disconnected graph: Ambiguous solution for bipartite sets.")
         with cpu.run("bipartite", G.num_edges, cpu.threads_for(G.num_edges)):
             colour, comps, conflict = cb.two_colour(n, G.indptr, G.indices)
         if comps > 1:
@@ -292,16 +322,17 @@ def _sides(G, top_nodes):
         if conflict >= 0 or G.has_loop.any():
             raise nx.NetworkXError("Graph is not bipartite.")
         return colour == 1
+    labels = G.labels() if labels is None else labels
     top = top_nodes if isinstance(top_nodes, (set, frozenset, dict)) else set(top_nodes)
-    is_top = np.fromiter((v in top for v in G.labels()), np.bool_, count=n)
+    is_top = np.fromiter((v in top for v in labels), np.bool_, count=n)
     src = np.repeat(np.arange(n, dtype=np.int64), np.diff(G.indptr))
     same = is_top[src] == is_top[G.indices]
     if same.any() or G.has_loop.any():
         if same.any():
             k = int(np.flatnonzero(same)[0])
-            u, v = G.label(int(src[k])), G.label(int(G.indices[k]))
+            u, v = labels[int(src[k])], labels[int(G.indices[k])]
         else:
-            u = v = G.label(int(np.flatnonzero(G.has_loop)[0]))
+            u = v = labels[int(np.flatnonzero(G.has_loop)[0])]
         raise nx.NetworkXError(
             f"Graph is not bipartite with the given top_nodes: edge ({u!r}, {v!r}) "
             "joins two nodes of the same side"
@@ -326,7 +357,16 @@ def _split(G, is_top):
 
 def graph_matching(G, top_nodes=None, **kw):
     """(mate over G's vertices, cover mask over them) for a :class:`Graph`."""
-    bi, tops, bottoms = _split(G, _sides(G, top_nodes))
+    small, c = compact_graph(G)
+    if c is not None and top_nodes is not None:  # vertices without edges stay free
+        labels = [G.label(v) for v in c.kept.tolist()]
+        mate, cover = _side_matching(small, _sides(small, top_nodes, labels), kw)
+        return c.spread_partners(mate, c), c.spread(cover, False)
+    return _side_matching(G, _sides(G, top_nodes), kw)
+
+
+def _side_matching(G, is_top, kw):
+    bi, tops, bottoms = _split(G, is_top)
     rmatch, cmatch, row_cover, col_cover = solve(bi, **kw)
     mate = np.full(G.num_nodes, -1, np.int64)
     mc = np.flatnonzero(cmatch >= 0)

@@ -28,6 +28,7 @@ import numpy as np
 
 from nx_gpumatch import objective
 from nx_gpumatch.algorithms import louvain as lv
+from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import to_graph
 from nx_gpumatch.algorithms.louvain import PARALLEL_EDGES
 from nx_gpumatch.config import check_bool, get_config, resolve_device
@@ -94,6 +95,20 @@ def levels(
     ):
         raise ValueError(f"passes must be a positive integer or None, got {passes!r}")
     lv._check_weights(graph)
+    small, c = compact_graph(graph)
+    if c is not None:
+        gen = levels(
+            small,
+            weighted=weighted,
+            resolution=resolution,
+            seed=seed,
+            theta=theta,
+            passes=passes,
+            device=device,
+            threads=threads,
+            progress=progress,
+        )
+        return lv.spread_levels(gen, c)
     engine = _engine(device, graph.num_edges)
     cfg = get_config()
     indptr, indices, w, loop, shift = lv._arrays(graph, weighted)

@@ -29,6 +29,7 @@ import sys
 
 import numpy as np
 
+from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import label_array, to_graph
 from nx_gpumatch.config import check_bool, get_config, resolve_device
 
@@ -199,6 +200,19 @@ def levels(
     _check_params(resolution, threshold)
     check_bool(progress, "progress", none=True)
     _check_weights(graph)
+    small, c = compact_graph(graph)
+    if c is not None:
+        gen = levels(
+            small,
+            weighted=weighted,
+            resolution=resolution,
+            threshold=threshold,
+            seed=seed,
+            device=device,
+            threads=threads,
+            progress=progress,
+        )
+        return spread_levels(gen, c)
     cfg = get_config()
     indptr, indices, w, loop, _shift = _arrays(graph, weighted)  # (Q does not depend on it)
     engine = resolve_device(device, graph.num_edges)
@@ -223,6 +237,18 @@ def levels(
 
         gen = _with_threads(cpu, threads, gen, "louvain", graph.num_edges)
     return _with_progress(gen, engine, progress)
+
+
+def spread_levels(gen, c):
+    """The levels of a compacted graph's run (see :func:`compact_graph`) as
+    those of the whole graph: every vertex left out is a singleton community,
+    numbered after the others (modularity is the same: they add nothing)."""
+    extra = c.n - c.size
+    for labels, info in gen:
+        info = dict(info, vertices=info["vertices"] + extra)
+        if "refined" in info:
+            info["refined"] += extra
+        yield c.spread_labels(labels), info
 
 
 def _with_threads(cpu, threads, gen, family, size):

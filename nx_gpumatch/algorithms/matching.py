@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import (
     convert,
     edge_weights,
@@ -128,6 +129,11 @@ def mate_array(
 
 def _run(graph, algorithm, maxcardinality, device, seed, select, threads):
     """mate_array after check_options."""
+    if algorithm != "blossom":
+        small, c = compact_graph(graph)
+        if c is not None:
+            mate = _run(small, algorithm, maxcardinality, device, seed, select, threads)
+            return c.spread_partners(mate, c)
     if algorithm == "blossom":
         from nx_gpumatch import cpu
 
@@ -167,6 +173,10 @@ def _run(graph, algorithm, maxcardinality, device, seed, select, threads):
 def _exact(graph, maxcardinality):
     """Exact maximum-weight matching (weighted blossom method, Numba)."""
     from nx_gpumatch.cpu import blossom
+
+    small, c = compact_graph(graph)
+    if c is not None:
+        return c.spread_partners(_exact(small, maxcardinality), c)
 
     return blossom.max_weight_matching(
         graph.num_nodes,

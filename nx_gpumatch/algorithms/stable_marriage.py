@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from nx_gpumatch.algorithms._compact import Compaction, compact_graph, compaction
 from nx_gpumatch.config import check_bool, check_device, get_config, resolve_device
 
 ALGORITHMS = ("mcvitie_wilson", "gale_shapley")
@@ -104,11 +105,51 @@ def prepare_preferences(men_prefs, women_prefs, *, threads=None):
     n_women = w_ptr.shape[0] - 1
     if max(n_men, n_women) >= 2**31 - 1:
         raise ValueError("at most 2**31 - 2 men and women are supported (int32 ids)")
+    sides = (m_ptr, m_ch, w_ptr, w_ch)
+    mc = wc = None
+    if _in_range(m_ch, n_women) and _in_range(w_ch, n_men):
+        # Only the people who rank someone or are ranked take part in the checks
+        # and the mutual lists; the others are single whatever the answer.
+        mc = compaction(n_men, rows=m_ptr, ids=(w_ch,))
+        wc = compaction(n_women, rows=w_ptr, ids=(m_ch,))
+    if mc is not None or wc is not None:
+        mc = mc or Compaction(n_men, np.arange(n_men))
+        wc = wc or Compaction(n_women, np.arange(n_women))
+        sides = (
+            np.append(m_ptr[mc.kept], m_ptr[-1]),
+            wc.index(m_ch),
+            np.append(w_ptr[wc.kept], w_ptr[-1]),
+            mc.index(w_ch),
+        )
     with cpu.run("stable_marriage", m_ch.shape[0] + w_ch.shape[0], threads) as parts:
-        _check_side(csm, m_ptr, m_ch, n_women, parts, men, women, "man", "woman")
-        _check_side(csm, w_ptr, w_ch, n_men, parts, women, men, "woman", "man")
-        ptr, packed = csm.mutual_lists(m_ptr, m_ch, w_ptr, w_ch, n_men, n_women, parts)
+        small = sides[0] is not m_ptr
+        if small and not _all_good(csm, *sides, parts):
+            sides = (m_ptr, m_ch, w_ptr, w_ch)  # name the fault in the caller's numbering
+            small = False
+        if not small:
+            _check_side(csm, m_ptr, m_ch, n_women, parts, men, women, "man", "woman")
+            _check_side(csm, w_ptr, w_ch, n_men, parts, women, men, "woman", "man")
+        k_men, k_women = sides[0].shape[0] - 1, sides[2].shape[0] - 1
+        ptr, packed = csm.mutual_lists(*sides, k_men, k_women, parts)
+    if small:  # back to everyone's numbering
+        count = np.zeros(n_men + 1, np.int64)
+        count[mc.kept + 1] = np.diff(ptr)
+        ptr = np.cumsum(count)
+        packed = (packed & ~csm.LOW) | wc.kept[packed & csm.LOW]
     return Preferences(n_men, n_women, ptr, packed, men, women)
+
+
+def _in_range(ids, n):
+    return ids.size == 0 or (int(ids.min()) >= 0 and int(ids.max()) < n)
+
+
+def _all_good(csm, m_ptr, m_ch, w_ptr, w_ch, parts):
+    """No list of the (compacted) instance repeats a name."""
+    k_men, k_women = m_ptr.shape[0] - 1, w_ptr.shape[0] - 1
+    for ptr, ch, n_other in ((m_ptr, m_ch, k_women), (w_ptr, w_ch, k_men)):
+        if csm.first_bad_entry(ptr, ch, n_other, csm.row_bounds(ptr, parts)) >= 0:
+            return False
+    return True
 
 
 def _num_entries(prefs):
@@ -324,6 +365,24 @@ def solve(prefs, *, algorithm="mcvitie_wilson", engine="parallel", threads=None,
         raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    from nx_gpumatch.cpu.stable_marriage import LOW
+
+    mc = compaction(prefs.n_men, rows=prefs.ptr)
+    wc = compaction(prefs.n_women, ids=(prefs.packed & LOW,))
+    if mc is not None or wc is not None:
+        # People without a mutually ranked partner stay single.
+        mc = mc or Compaction(prefs.n_men, np.arange(prefs.n_men))
+        wc = wc or Compaction(prefs.n_women, np.arange(prefs.n_women))
+        small = Preferences(
+            mc.size,
+            wc.size,
+            np.append(prefs.ptr[mc.kept], prefs.ptr[-1]),
+            (prefs.packed & ~LOW) | wc.index(prefs.packed & LOW),
+        )
+        mate, proposals = solve(
+            small, algorithm=algorithm, engine=engine, threads=threads, backend=backend
+        )
+        return mc.spread_partners(mate, wc), proposals
     if engine == "gpu":
         if algorithm != "mcvitie_wilson":
             raise ValueError(
@@ -580,10 +639,13 @@ def greedy_matching_smi(
 
     inp = convert(G, weight=weight)
     graph = inp.graph
-    men, women = _graph_smi(graph)
+    small, c = compact_graph(graph)
+    men, women = _graph_smi(small)
     mate = stable_marriage(
         men, women, algorithm=algorithm, device=device, parallel=parallel, threads=threads
     )
+    if c is not None:
+        mate = c.spread_partners(mate, c)
     matched = mate >= 0
     if np.any(mate[mate[matched]] != np.flatnonzero(matched)):
         raise RuntimeError("stable matching of the graph's SMI instance is not symmetric")

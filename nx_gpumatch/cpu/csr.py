@@ -13,22 +13,18 @@ def build_csr(n, src, dst, weight):
     the arcs of edges (lo, r) (columns lo < r, in edge order) are placed before those
     of edges (r, hi) (columns hi > r, in edge order), a stable counting sort.
     """
-    with run("graph", src.shape[0]):  # a small graph's first build: interpreted
-        return _build_csr(n, src, dst, weight)
+    # The row pointers by numpy: the kernel's loops then run over the edges
+    # only, even interpreted (a small graph's first build) with many vertices.
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+    indptr[1:] += np.cumsum(np.bincount(dst, minlength=n))
+    with run("graph", src.shape[0]):
+        return (indptr, *_fill_csr(indptr, indptr[:-1].copy(), src, dst, weight))
 
 
 @njit(cache=True)
-def _build_csr(n, src, dst, weight):
+def _fill_csr(indptr, fill, src, dst, weight):
     m = src.shape[0]
-    deg = np.zeros(n + 1, np.int64)
-    for e in range(m):
-        deg[src[e] + 1] += 1
-        deg[dst[e] + 1] += 1
-    indptr = np.empty(n + 1, np.int64)
-    indptr[0] = 0
-    for v in range(n):
-        indptr[v + 1] = indptr[v] + deg[v + 1]
-    fill = indptr[:-1].copy()
     indices = np.empty(2 * m, np.int32)
     arc_edge = np.empty(2 * m, np.int32)
     arc_weight = np.empty(2 * m, np.float64)
@@ -46,7 +42,7 @@ def _build_csr(n, src, dst, weight):
         arc_edge[p] = e
         arc_weight[p] = weight[e]
         fill[u] = p + 1
-    return indptr, indices, arc_edge, arc_weight
+    return indices, arc_edge, arc_weight
 
 
 @kernel
