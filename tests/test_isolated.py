@@ -116,6 +116,25 @@ def test_communities_ignore_isolated_vertices(padded, family, seed):
     np.testing.assert_array_equal(f(big, seed=seed), levels[-1][0])
 
 
+def test_cpm_leiden_ignores_isolated_vertices(padded):
+    """CPM runs as CPM on the vertices with edges (the objective is kept across
+    the compaction), and its reported value counts each isolated singleton's
+    -gamma / 2, as networkx's constant_potts_model does."""
+    from nx_gpumatch.objective import cpm
+
+    g, big, n, pos, iso = padded
+    kw = dict(seed=3, device="cpu", progress=False, metric="cpm", resolution=0.3)
+    small = list(leiden.levels(g, **kw))
+    levels = list(leiden.levels(big, **kw))
+    assert len(levels) == len(small)
+    for (la, ia), (lb, ib) in zip(small, levels):
+        np.testing.assert_array_equal(lb[pos], la)
+        assert ib["metric"] == "cpm" and "modularity" not in ib
+        want = cpm(big.indptr, big.indices, big.weights, big.loop_weight, lb, 0.3)
+        assert ib["quality"] == pytest.approx(want, rel=1e-9, abs=1e-9)
+        assert ib["quality"] == pytest.approx(ia["quality"] - 0.3 * iso.shape[0] / 2)
+
+
 def test_communities_of_a_networkx_graph_with_isolated_nodes():
     G = nx.karate_club_graph()
     H = G.copy()

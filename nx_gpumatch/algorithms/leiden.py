@@ -107,8 +107,9 @@ def levels(
             device=device,
             threads=threads,
             progress=progress,
+            metric=metric,
         )
-        return lv.spread_levels(gen, c)
+        return _isolated_quality(lv.spread_levels(gen, c), metric, resolution, c.n - c.size)
     engine = _engine(device, graph.num_edges)
     cfg = get_config()
     indptr, indices, w, loop, shift = lv._arrays(graph, weighted)
@@ -143,6 +144,16 @@ def levels(
     return lv._with_progress(
         lv._with_threads(cpu, threads, gen, "leiden", graph.num_edges), engine, progress, "Leiden"
     )
+
+
+def _isolated_quality(gen, metric, resolution, extra):
+    """Levels of a compacted run with the ``extra`` vertices it left out counted
+    in the metric: each is a singleton of node weight 1, which adds nothing to
+    modularity and -gamma / 2 to CPM."""
+    for labels, info in gen:
+        if metric == "cpm":
+            info["quality"] -= float(resolution) * extra / 2.0
+        yield labels, info
 
 
 def _with_quality(gen, metric, m2, resolution, n, shift):
