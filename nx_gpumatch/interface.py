@@ -101,8 +101,10 @@ class BackendInterface:
 def _backend_named():
     """The ``backend=`` keyword of the networkx call now asking :meth:`can_run`
     (None when networkx picks the backend itself). networkx passes can_run the
-    arguments without it, so it is read from networkx's dispatching frame (the
-    same function and parameter in networkx 3.4 to 3.7); None where not found."""
+    arguments without it, so it is read from networkx's dispatching frame
+    (``_dispatchable.__call__`` in networkx 3.4-3.5,
+    ``_call_if_any_backends_installed`` from 3.6 on; both keep the caller's
+    ``backend``); None where not found."""
     import sys
 
     frame = sys._getframe(1)
@@ -110,8 +112,9 @@ def _backend_named():
         if frame is None:
             break
         if (
-            frame.f_code.co_name == "_call_if_any_backends_installed"
+            frame.f_code.co_name in ("_call_if_any_backends_installed", "__call__")
             and frame.f_globals.get("__name__") == "networkx.utils.backends"
+            and "backend" in frame.f_locals
         ):
             return frame.f_locals.get("backend")
         frame = frame.f_back
