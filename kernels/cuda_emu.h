@@ -13,6 +13,13 @@
 //     ordering is CUDA's, for ThreadSanitizer to judge: atomics are relaxed,
 //     and shuffles, ballots, votes and reductions order no memory (only
 //     __syncwarp, __syncthreads, __threadfence and launches do);
+//   * built with -fsanitize=address,undefined (NX_GPUMATCH_EMU_SANITIZE=address),
+//     each block's dynamic shared memory is a heap buffer of exactly the
+//     launch's size, and `__shared__` arrays are globals with redzones, so an
+//     overrun of either is reported with the kernel's line;
+//   * in poison mode (NX_GPUMATCH_EMU_SANITIZE=poison) `__shared__` and dynamic
+//     shared memory are filled with garbage at each block start, and blocks
+//     are handed out in the order the launcher gives (reverse, random);
 //   * when every live thread of a block is blocked, the launch reports a
 //     deadlock at once; anything else that stops making progress hits the
 //     launch's time limit.
@@ -34,6 +41,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -58,7 +66,14 @@ extern "C" void AnnotateIgnoreWritesEnd(const char* f, int l);
 #define __host__
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
+#ifdef NXG_EMU_POISON
+// one section holds every `__shared__` variable, so a block start can fill it
+#define __shared__ static __attribute__((section("nxg_shared")))
+extern "C" unsigned char __start_nxg_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" unsigned char __stop_nxg_shared[] __attribute__((weak, visibility("hidden")));
+#else
 #define __shared__ static
+#endif
 #define __constant__ static
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
@@ -91,7 +106,9 @@ struct Control {
     double timeout_s;     // wall-clock limit of the launch
     int64_t next_block;   // blocks are handed out through this counter
     int64_t num_blocks;
-    uint64_t seed;        // seeds the chaos generator
+    uint64_t seed;        // seeds the chaos generator (and the poison pattern)
+    int64_t dyn_smem;     // bytes of dynamic shared memory per block
+    const int64_t* order; // the i-th block handed out is order[i] (null: i)
     char msg[4096];       // what went wrong
 };
 
@@ -108,8 +125,10 @@ static Body g_body = nullptr;
 static void** g_args = nullptr;
 static int64_t g_cur_block = -1;
 
-// Dynamic shared memory of the block running in this slot.
-alignas(16) static unsigned char g_dyn_smem[48 * 1024];
+// Dynamic shared memory of the block running in this slot: g_dyn_store, or
+// (address mode) a heap buffer of the launch's exact size, so ASan sees overruns.
+alignas(16) static unsigned char g_dyn_store[48 * 1024];
+static unsigned char* g_dyn_smem = g_dyn_store;
 
 static thread_local unsigned t_tid = 0, t_lane = 0, t_warp = 0;
 static thread_local uint64_t t_rng = 0;
@@ -535,8 +554,38 @@ static int64_t g_tnext = -1;
 static unsigned g_finished = 0;
 static std::condition_variable g_fcv;
 
+static void free_dyn_smem() {
+#ifdef __SANITIZE_ADDRESS__
+    if (g_dyn_smem != g_dyn_store) std::free(g_dyn_smem);
+    g_dyn_smem = g_dyn_store;
+#endif
+}
+
+// Garbage in, so a kernel that reads shared memory it did not write gets
+// neither zeros nor the previous block's values.
+static void poison(unsigned char* p, unsigned char* end, uint64_t x) {
+    for (; p < end; ++p) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *p = (unsigned char)(x >> 24);
+    }
+}
+
 static void reset_block(int64_t b) {
     g_cur_block = b;
+    const size_t dyn = (size_t)g_ctl->dyn_smem;
+#ifdef __SANITIZE_ADDRESS__
+    free_dyn_smem();
+    void* mem = nullptr;
+    if (posix_memalign(&mem, 16, dyn) != 0 || (!mem && dyn)) report("out of memory for dynamic shared memory");
+    else g_dyn_smem = static_cast<unsigned char*>(mem);
+#endif
+#ifdef NXG_EMU_POISON
+    const uint64_t x = (((g_ctl->seed + 1) * 0x9E3779B97F4A7C15ull) ^ (0xD1B54A32D192ED03ull * (uint64_t)(b + 1))) | 1;
+    if (g_dyn_smem) poison(g_dyn_smem, g_dyn_smem + dyn, x);
+    if (__start_nxg_shared) poison(__start_nxg_shared, __stop_nxg_shared, x * 3);
+#endif
     g_blk.n = g_blk.live = g_nthreads;
     g_blk.blocked = g_blk.arrived = 0;
     g_blk.count = g_blk.result = 0;
@@ -560,6 +609,7 @@ static int64_t next_block() {
         g_tarrived = 0;
         int64_t b = std::atomic_ref<int64_t>(g_ctl->next_block).fetch_add(1);
         if (b >= g_ctl->num_blocks || aborted()) b = -1;
+        else if (g_ctl->order) b = g_ctl->order[b];
         if (b >= 0) reset_block(b);
         g_tnext = b;
         g_tgen++;
@@ -676,6 +726,7 @@ static int run(Control* ctl, const unsigned* dims, Body body, void** args) {
     }
     lk.unlock();
     for (unsigned t = 0; t < started; ++t) pthread_join(tids[t], nullptr);
+    free_dyn_smem();
     return aborted() ? 1 : 0;
 }
 

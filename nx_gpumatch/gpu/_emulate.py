@@ -45,7 +45,7 @@ __all__ = [
     "sanitizer_env",
 ]
 
-_BUILD_VERSION = "1"  # bump when the generated wrapper changes
+_BUILD_VERSION = "2"  # bump when the generated wrapper changes
 CXXFLAGS = (
     "-std=c++20",
     "-O1",
@@ -58,9 +58,23 @@ CXXFLAGS = (
 )
 # NX_GPUMATCH_EMU_SANITIZE=thread: built for ThreadSanitizer, with CUDA's
 # ordering (relaxed atomics, warp exchanges that order no memory; see
-# cuda_emu.h); the process must have the runtime loaded (sanitizer_env).
-SANITIZE_FLAGS = {"": (), "thread": ("-fsanitize=thread", "-g")}
-SANITIZER_RUNTIME = {"thread": "libtsan.so"}
+# cuda_emu.h); =address: AddressSanitizer and UBSan, any finding fatal; the
+# process must have the runtime loaded (sanitizer_env). =poison: garbage in
+# shared memory at each block start, blocks in reverse or random order, -O3.
+SANITIZE_FLAGS = {
+    "": (),
+    "thread": ("-fsanitize=thread", "-g"),
+    "address": (
+        "-fsanitize=address,undefined",
+        "-fno-sanitize-recover=all",
+        "-fno-omit-frame-pointer",
+        "-g",
+    ),
+    "poison": ("-O3", "-DNXG_EMU_POISON=1"),
+}
+SANITIZER_RUNTIME = {"thread": "libtsan.so", "address": "libasan.so"}
+# exit status of a process whose emulated kernel a sanitizer stopped
+SANITIZER_EXITCODE = 66
 MAX_THREADS_PER_BLOCK = 1024
 MAX_DYNAMIC_SHARED = 48 * 1024
 
@@ -82,13 +96,19 @@ _OPTIONS = {
     # blocks that run at the same time
     "slots": int(os.environ.get("NX_GPUMATCH_EMU_SLOTS", "2")),
     "seed": 0,
+    # order blocks are handed out in: forward, reverse, random, or (poison
+    # mode's default) alternate, reverse and random on alternate launches
+    "order": os.environ.get("NX_GPUMATCH_EMU_ORDER", ""),
 }
+_ORDERS = ("forward", "reverse", "random", "alternate")
 
 
 @contextlib.contextmanager
 def options(**kw):
     """Temporarily change emulation settings: ``timeout`` (s), ``chaos`` (0-1024),
-    ``slots`` (concurrent blocks), ``seed`` (of the chaos yields)."""
+    ``slots`` (concurrent blocks), ``seed`` (of the chaos yields, the poison
+    pattern and random block orders), ``order`` (of blocks: forward, reverse,
+    random, alternate; empty: forward, alternate in poison mode)."""
     bad = set(kw) - set(_OPTIONS)
     if bad:
         raise TypeError(f"unknown emulation options {sorted(bad)}")
@@ -202,8 +222,8 @@ def _wrappers(kernels) -> str:
 
 
 def sanitize_mode() -> str:
-    """The sanitizer the emulation is built for: "" (none) or "thread", from
-    $NX_GPUMATCH_EMU_SANITIZE."""
+    """The checking mode the emulation is built for: "" (none), "thread",
+    "address" or "poison", from $NX_GPUMATCH_EMU_SANITIZE."""
     mode = os.environ.get("NX_GPUMATCH_EMU_SANITIZE", "").strip().lower()
     if mode not in SANITIZE_FLAGS:
         raise EmulationError(
@@ -216,9 +236,12 @@ def sanitizer_env(mode, env=None, options=""):
     """The environment of a process that runs the emulation under ``mode``:
     the sanitizer's runtime preloaded (the library is loaded into a Python
     that was not built with it), the mode selected, and TSAN_OPTIONS naming
-    kernels/tsan.supp, followed by ``options``. A race report makes the
-    process exit with status 66."""
+    kernels/tsan.supp (ASAN_OPTIONS, UBSAN_OPTIONS for "address"), followed
+    by ``options``. A report makes the process exit with status 66."""
     env = dict(os.environ if env is None else env)
+    if mode not in SANITIZER_RUNTIME:  # poison needs no runtime
+        env["NX_GPUMATCH_EMU_SANITIZE"] = mode
+        return env
     lib = subprocess.run(
         [_compiler(), f"-print-file-name={SANITIZER_RUNTIME[mode]}"],
         capture_output=True,
@@ -230,14 +253,21 @@ def sanitizer_env(mode, env=None, options=""):
         )
     env["LD_PRELOAD"] = " ".join(x for x in (lib, env.get("LD_PRELOAD", "")) if x)
     env["NX_GPUMATCH_EMU_SANITIZE"] = mode
+    code = SANITIZER_EXITCODE
+    if mode == "address":
+        # Python's own allocations are not the kernels' to answer for (leaks)
+        base = f"detect_leaks=0 exitcode={code} abort_on_error=0 allocator_may_return_null=1"
+        env["ASAN_OPTIONS"] = f"{base} {options}".strip()
+        env["UBSAN_OPTIONS"] = f"print_stacktrace=1 halt_on_error=1 exitcode={code}"
+        return env
     # the reviewed suppressions; the emulator's own lock order is not a kernel's
-    base = f"suppressions={kernels_dir() / 'tsan.supp'} detect_deadlocks=0 exitcode=66"
+    base = f"suppressions={kernels_dir() / 'tsan.supp'} detect_deadlocks=0 exitcode={code}"
     env["TSAN_OPTIONS"] = f"{base} {options}".strip()
     return env
 
 
 def _check_runtime_loaded(mode):
-    if not mode:
+    if mode not in SANITIZER_RUNTIME:
         return
     try:
         maps = Path("/proc/self/maps").read_text()
@@ -272,7 +302,7 @@ def build(problem: str, source: str | None = None, defines=None):
     _check_device_globals(src, path)
     mode = sanitize_mode()
     _check_runtime_loaded(mode)
-    flags = CXXFLAGS + SANITIZE_FLAGS[mode]
+    flags = CXXFLAGS + SANITIZE_FLAGS[mode]  # a later -O wins
     header = kdir / "cuda_emu.h"
     local_headers = sorted(p for p in kdir.iterdir() if p.suffix in (".h", ".cuh", ".hpp"))
     cxx = _compiler()
@@ -324,6 +354,8 @@ class _Control(ctypes.Structure):
         ("next_block", ctypes.c_int64),
         ("num_blocks", ctypes.c_int64),
         ("seed", ctypes.c_uint64),
+        ("dyn_smem", ctypes.c_int64),
+        ("order", ctypes.c_void_p),
         ("msg", ctypes.c_char * 4096),
     ]
 
@@ -374,6 +406,8 @@ class EmuKernel:
             )
         args = tuple(args)
         check_args(self.name, self.params, args, np)
+        copies = _exact_buffers(self.params, args) if sanitize_mode() == "address" else {}
+        args = tuple(copies.get(i, (a, a))[1] for i, a in enumerate(args))
         keep = []
         ptrs = []
         for p, a in zip(self.params, args):
@@ -390,7 +424,33 @@ class EmuKernel:
             ptrs.append(ctypes.addressof(v))
         argv = (ctypes.c_void_p * max(1, len(ptrs)))(*ptrs)
         dims = (ctypes.c_uint * 6)(*grid, *block)
-        self.module._launch(self.name, dims, argv, grid[0] * grid[1] * grid[2])
+        try:
+            self.module._launch(self.name, dims, argv, grid[0] * grid[1] * grid[2], int(shared_mem))
+        finally:
+            for orig, copy in copies.values():
+                if orig.flags.writeable:
+                    orig[...] = copy
+
+
+def _exact_buffers(params, args):
+    """{argument index: (array, copy)} for the array arguments that are views
+    into larger buffers: AddressSanitizer sees an overrun only at the end of
+    an allocation, so each such argument runs on a copy of its own (copied
+    back after the launch). Arguments that overlap another are left as they
+    are (a copy would break the aliasing the kernel sees)."""
+    arrays = [
+        (i, a)
+        for i, (p, a) in enumerate(zip(params, args))
+        if p.is_pointer and isinstance(a, np.ndarray)
+    ]
+    out = {}
+    for i, a in arrays:
+        if a.base is None and a.flags.owndata:
+            continue
+        if any(j != i and np.may_share_memory(a, b) for j, b in arrays):
+            continue
+        out[i] = (a, np.array(a, copy=True, order="C"))
+    return out
 
 
 def _unlink(path):
@@ -406,6 +466,7 @@ class EmuModule:
         self.path, self.kernels, self.compile_log = build(problem, source, defines)
         self._lock = threading.Lock()
         self._slots = []
+        self._launches = 0
         self.poisoned = None
 
     def get_function(self, name):
@@ -424,7 +485,7 @@ class EmuModule:
             try:
                 lib = ctypes.CDLL(str(slot))
             finally:
-                if sanitize_mode():  # the sanitizer reads the file to name lines
+                if sanitize_mode() in SANITIZER_RUNTIME:  # it reads the file to name lines
                     atexit.register(_unlink, slot)
                 else:
                     os.unlink(slot)  # the mapping stays valid
@@ -450,7 +511,22 @@ class EmuModule:
             if p.code is None:
                 p.code = c
 
-    def _launch(self, name, dims, argv, num_blocks):
+    def _block_order(self, opts, num_blocks):
+        """The blocks' hand-out order (None: forward)."""
+        order = opts["order"] or ("alternate" if sanitize_mode() == "poison" else "forward")
+        if order not in _ORDERS:
+            raise ValueError(f"emulation block order {order!r}: use one of {list(_ORDERS)}")
+        self._launches += 1
+        if order == "alternate":
+            order = ("random", "reverse")[self._launches % 2]
+        if order == "reverse":
+            return np.arange(num_blocks - 1, -1, -1, dtype=np.int64)
+        if order == "random":
+            rng = np.random.default_rng((int(opts["seed"]) & 0xFFFFFFFF, self._launches))
+            return rng.permutation(num_blocks).astype(np.int64)
+        return None
+
+    def _launch(self, name, dims, argv, num_blocks, shared_mem=0):
         if self.poisoned:
             raise EmulationError(f"this emulated module is unusable: {self.poisoned}")
         opts = dict(_OPTIONS)
@@ -459,6 +535,9 @@ class EmuModule:
         ctl.chaos = max(0, min(1024, int(opts["chaos"])))
         ctl.num_blocks = num_blocks
         ctl.seed = int(opts["seed"]) & 0xFFFFFFFFFFFFFFFF
+        ctl.dyn_smem = shared_mem
+        order = self._block_order(opts, num_blocks)
+        ctl.order = None if order is None else order.ctypes.data
         with self._lock:
             slots = self._load_slots(max(1, min(int(opts["slots"]), num_blocks)))
             rcs = [None] * len(slots)
@@ -489,3 +568,20 @@ class EmuModule:
                 else EmulationError
             )
             raise cls(f"{name}: {msg}")
+
+
+def main(argv=None):
+    """``python -m nx_gpumatch.gpu._emulate MODE COMMAND...``: run COMMAND (a
+    test run, say) with the emulation in MODE (address, thread or poison),
+    the sanitizer's runtime preloaded."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 2 or argv[0] not in SANITIZE_FLAGS or not argv[0]:
+        modes = "|".join(m for m in SANITIZE_FLAGS if m)
+        print(f"usage: python -m nx_gpumatch.gpu._emulate {modes} COMMAND...", file=sys.stderr)
+        return 2
+    env = sanitizer_env(argv[0])
+    os.execvpe(argv[1], argv[1:], env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
