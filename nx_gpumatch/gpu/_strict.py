@@ -15,12 +15,17 @@ user's GPU. Here it fails in CI:
   (CuPy's always are).
 
 Arrays stay NumPy arrays: the emulated kernels take their memory as it is.
-What this cannot catch: methods of the arrays, and implicit transfers to the
+:func:`device_memory` measures the device memory host code would hold on a
+GPU (see there). What this cannot catch: methods of the arrays, and implicit transfers to the
 host (``int()``, ``bool()``, ``.item()``), which are free here and a
 synchronisation on a GPU.
 """
 
 from __future__ import annotations
+
+import builtins
+import contextlib
+import tracemalloc
 
 import numpy as np
 
@@ -111,13 +116,73 @@ def _bincount(x, weights=None, minlength=None):
     return np.bincount(x, weights, 0 if minlength is None else minlength)
 
 
+class DeviceMemory:
+    """What :func:`device_memory` measured: ``peak`` and ``allocated`` bytes
+    (``allocated``: live at the end, less live at the start)."""
+
+    def __init__(self):
+        self.base = 0
+        self.sort_peak = 0
+        self.peak = 0
+        self.allocated = 0
+
+    def _sort_scratch(self, nbytes):
+        current = tracemalloc.get_traced_memory()[0]
+        # builtins: this module's max is the array one
+        self.sort_peak = builtins.max(self.sort_peak, current + nbytes)
+
+
+_METERS = []
+
+
+@contextlib.contextmanager
+def device_memory():
+    """Measure the bytes of the arrays host code allocates in the block, and
+    their peak while live, as an estimate of what CuPy's memory pool would
+    hold on a GPU.
+
+    NumPy reports every array buffer to :mod:`tracemalloc` (views take none,
+    as in CuPy); Python's own small objects count too (a few KB). A sort's
+    working memory, untraced in NumPy, is added as CuPy's needs it: its
+    radix sort takes a second buffer the size of what it sorts, and
+    ``argsort`` sorts a copy of the keys with an int64 index (both
+    doubled). Not counted:
+    the pool's rounding of each block to 512 bytes, and blocks a pool keeps
+    cached after they are freed."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    meter = DeviceMemory()
+    tracemalloc.reset_peak()
+    meter.base = tracemalloc.get_traced_memory()[0]
+    _METERS.append(meter)
+    try:
+        yield meter
+    finally:
+        _METERS.remove(meter)
+        current, peak = tracemalloc.get_traced_memory()
+        meter.peak = builtins.max(peak, meter.sort_peak) - meter.base
+        meter.allocated = current - meter.base
+        if started:
+            tracemalloc.stop()
+
+
+def _note_sort(nbytes):
+    for meter in _METERS:
+        meter._sort_scratch(nbytes)
+
+
 def _argsort(a, axis=-1, kind=None):
     _sort_kind(kind)
+    if _METERS:
+        _note_sort(2 * a.nbytes + 16 * a.size)  # index out, keys copy, 2 buffers
     return np.argsort(a, axis=axis, kind="stable")
 
 
 def _sort(a, axis=-1, kind=None):
     _sort_kind(kind)
+    if _METERS:
+        _note_sort(2 * a.nbytes)  # the output and its second buffer
     return np.sort(a, axis=axis, kind="stable")
 
 

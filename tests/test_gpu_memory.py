@@ -1,0 +1,81 @@
+"""Device memory of GPU graph preparation, measured in emulation
+(nx_gpumatch.gpu._strict.device_memory): the packed-key sorts hold no
+permutation of the arcs, and the device CSR stays the host's."""
+
+import numpy as np
+import pytest
+
+from nx_gpumatch import Graph
+from nx_gpumatch.gpu import _strict
+from nx_gpumatch.gpu import graph as gg
+
+FIELDS = ("edge_src", "edge_dst", "edge_weight", "indptr", "indices", "arc_edge")
+
+
+def _pairs(m, n, seed):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(-2, 6, m).astype(float)
+
+
+@pytest.mark.parametrize("chunk", [3, 1 << 22])
+@pytest.mark.parametrize("n,m", [(0, 0), (4, 0), (1, 5), (30, 400), (2000, 9000)])
+def test_from_coo_is_the_host_csr(n, m, chunk, monkeypatch):
+    monkeypatch.setattr(gg, "CHUNK", chunk)
+    src, dst, w = _pairs(m, max(n, 1), n + m)
+    for weight in (w, None):
+        dg = gg.DeviceGraph.from_coo("emulate", n, src.astype(np.int32), dst, weight)
+        host = Graph.from_arrays(src, dst, weight, num_nodes=n)
+        for f in FIELDS:
+            got, want = getattr(dg, f), getattr(host, f)
+            assert got.dtype == want.dtype and np.array_equal(got, want), f
+        # rows best-first: by rank of the edge, among positive-weight edges
+        sptr, snbr, srank = dg.sorted_ranked_adjacency()
+        order, usable = dg.edge_order()
+        top = order[:usable]
+        rows = np.concatenate([dg.edge_src[top], dg.edge_dst[top]])
+        cols = np.concatenate([dg.edge_dst[top], dg.edge_src[top]])
+        ranks = np.concatenate([np.arange(usable)] * 2)
+        arcs = np.lexsort((ranks, rows))
+        assert snbr.dtype == srank.dtype == np.int32
+        assert np.array_equal(snbr, cols[arcs]) and np.array_equal(srank, ranks[arcs])
+        assert np.array_equal(sptr, np.r_[0, np.cumsum(np.bincount(rows, minlength=n))])
+
+
+def test_device_memory_counts_arrays_and_sort_buffers():
+    xp = _strict
+    with _strict.device_memory() as mem:
+        a = xp.zeros(100_000, xp.int64)
+    assert 800_000 <= mem.allocated < 810_000 and mem.peak >= mem.allocated
+    with _strict.device_memory() as mem:
+        b = xp.sort(a)
+        del b
+    # the output and the radix sort's second buffer
+    assert 1_600_000 <= mem.peak < 1_700_000 and mem.allocated < 10_000
+    with _strict.device_memory() as mem:
+        b = xp.argsort(a)
+        del b
+    # int64 index out, the keys' copy, and both doubled
+    assert 3_200_000 <= mem.peak < 3_300_000
+
+
+def test_graph_preparation_peak_bytes_per_edge(monkeypatch):
+    # chunks far below the graph's size, as on a graph of 10**8 edges
+    monkeypatch.setattr(gg, "CHUNK", 1 << 14)
+    m, n = 200_000, 25_000
+    src, dst, w = _pairs(m, n, 7)
+    w = np.abs(w) + 1
+    with _strict.device_memory() as prep:
+        dg = gg.DeviceGraph.from_coo("emulate", n, src, dst, w)
+    edges = dg.num_edges
+    resident = sum(getattr(dg, f).nbytes for f in FIELDS)
+    assert edges > 199_000
+    assert resident / edges < 34  # 4 + 4 + 8 + 8 + 8 per edge, 8 per vertex
+    assert prep.allocated == pytest.approx(resident, rel=0.01)
+    # sorting (row, column) and (lo, hi) with int64 permutations took 166
+    assert prep.peak / edges < 70
+    dg.edge_order()
+    with _strict.device_memory() as adj:
+        dg.sorted_ranked_adjacency()
+    # with an int64 permutation of the arcs it took 132
+    assert adj.peak / edges < 56
+    assert adj.allocated / edges < 22
