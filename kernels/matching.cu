@@ -193,10 +193,12 @@ extern "C" __global__ void ld_match(int n, int p, long long round, const int* __
     {
         const int u = w[i];
         const int c = cand[u];
-        if (c < 0 || mate[u] >= 0 || cand[c] != u) continue;
+        // mate[u] may be written meanwhile by c's thread (then u skips below):
+        // coherent load and stores, so the read is of one value or the other
+        if (c < 0 || load_i64(mate + u) >= 0 || cand[c] != u) continue;
         if (c < u && stamp[c] == round) continue;  // c is in the worklist too and writes the pair
-        mate[u] = c;
-        mate[c] = u;
+        store_i64(mate + u, c);
+        store_i64(mate + c, u);
         const long long at = (long long)atomicAdd((unsigned long long*)(sizes + 2), 2ull);
         matched[at] = u;
         matched[at + 1] = c;
