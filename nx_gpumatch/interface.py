@@ -91,11 +91,20 @@ class BackendInterface:
     @staticmethod
     def on_start_tests(items):
         """Mark networkx tests that cannot pass here, each with its written reason."""
+        import pytest
+
         for problem in _PROBLEMS:
             mod = importlib.import_module(f"nx_gpumatch.algorithms.{problem}")
-            hook = getattr(mod, "on_start_tests", None)
-            if hook is not None:
-                hook(items)
+            table = getattr(mod, "NX_TESTS_XFAIL", None)
+            if table is None:
+                continue
+            filename, label, reasons = table
+            for item in items:
+                path = str(getattr(item, "path", getattr(item, "fspath", "")))
+                reason = reasons.get(getattr(item, "originalname", item.name))
+                if reason is not None and path.endswith(filename):
+                    mark = pytest.mark.xfail(reason=f"gpumatch {label}: {reason}", strict=False)
+                    item.add_marker(mark)
 
 
 def _backend_named():

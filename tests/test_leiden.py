@@ -485,7 +485,7 @@ def test_networkx_leiden_tests_on_backend():
     # only the seed-exact tests, each with its written reason
     for name, reason, _outcome in res["xfailed"]:
         base = name.split("[")[0]  # less the parameters
-        assert base in front._EXACT_PARTITION and reason.startswith("gpumatch Leiden:"), name
+        assert base in front.NX_TESTS_XFAIL[2] and reason.startswith("gpumatch Leiden:"), name
     # networkx 3.7 runs what gpumatch refuses: directed graphs and unknown metrics
     for msg in res["fallbacks"]:
         assert any(s in msg for s in ("DiGraph", "directed", "bad_metric", "barber")), msg

@@ -23,10 +23,10 @@ def test_networkx_louvain_tests_on_backend():
     out = out[-4000:]
     assert res["code"] == 0 and not res["failed"], out
 
-    from nx_gpumatch.algorithms.louvain import _EXACT_PARTITION
+    from nx_gpumatch.algorithms.louvain import NX_TESTS_XFAIL
 
     for name, reason, _outcome in res["xfailed"]:
-        assert name in _EXACT_PARTITION and reason.startswith("gpumatch Louvain:"), (name, reason)
+        assert name in NX_TESTS_XFAIL[2] and reason.startswith("gpumatch Louvain:"), (name, reason)
     # Fallbacks only for the directed graphs can_run refuses.
     assert res["fallbacks"], "expected the directed cases to fall back"
     for msg in res["fallbacks"]:
