@@ -393,3 +393,35 @@ def test_counter_hash_wraps_as_compiled():
     with cpu.interpreted():
         got = [counter_hash(*c) for c in cases] + [mix64(np.uint64(2**63 + 11))]
     assert got == want and len(set(want)) == len(want)
+
+
+MEDIUM_CHILD = r"""
+import gc, json
+import numpy as np
+import networkx as nx
+import nx_gpumatch as gm
+G = nx.gnm_random_graph(2000, 10_000, seed=1)
+H = nx.gnm_random_graph(4000, 20_000, seed=2)
+rng = np.random.default_rng(1)
+for g in (G, H):
+    for (u, v), w in zip(g.edges(), rng.random(g.number_of_edges()).tolist()):
+        g[u][v]["weight"] = w
+gm.max_weight_matching(G)
+gm.louvain_communities(H, seed=1, device="cpu")
+gm.max_weight_matching(H, algorithm="suitor", device="cpu")
+from nx_gpumatch.cpu._dispatch import Dispatcher
+compiled = sorted(d.py_func.__qualname__ for d in gc.get_objects()
+                  if isinstance(d, Dispatcher) and d.signatures)
+print(json.dumps({"compiled": compiled}))
+"""
+
+
+def test_first_medium_calls_compile_nothing(tmp_path):
+    """A first call on a medium graph (exact matching on 10k edges, Louvain and
+    Suitor on 20k) answers interpreted in about a second instead of waiting for
+    a compile of 3-10 CPU seconds."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NX_GPUMATCH_INTERPRET_SMALL="1")
+    out = subprocess.run(
+        [sys.executable, "-c", MEDIUM_CHILD], env=env, capture_output=True, text=True, check=True
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1])["compiled"] == []

@@ -1,6 +1,7 @@
 """First-use benchmark: the first call of each family in fresh processes.
 
     python -m nx_gpumatch.benchmark cold_start [--families a,b] [--repeat R] [--limits]
+    python -m nx_gpumatch.benchmark cold_start --medium 10000,100000 [--kinds exact,louvain]
 
 For each family (see :data:`nx_gpumatch.warmup.FAMILIES`) a fresh Python process
 with an empty Numba cache directory imports the package and makes the family's
@@ -17,7 +18,10 @@ import of the package alone is timed too (it must not compile or import Numba).
 Times are medians over R fresh processes, each measured inside the child (so
 Python's own start-up is not counted). ``--limits`` instead times interpreted
 calls on growing random inputs in this process: how the size limits of
-``nx_gpumatch.cpu.INTERPRET_MAX`` were chosen (<= ~0.3 s each).
+``nx_gpumatch.cpu.INTERPRET_MAX`` were chosen. ``--medium`` times the first call
+on medium random inputs (edges, or entries for bipartite and stable marriage)
+in fresh processes with an empty cache: as it runs by default (interpreted up
+to the limit, compiled past it) and compiled.
 """
 
 import argparse
@@ -145,6 +149,15 @@ def main(argv):
     ap.add_argument(
         "--limits", action="store_true", help="time interpreted calls on growing inputs instead"
     )
+    ap.add_argument(
+        "--medium",
+        help="comma-separated input sizes: time first calls on medium inputs instead",
+    )
+    ap.add_argument(
+        "--kinds",
+        default=",".join(MEDIUM_KINDS),
+        help="with --medium: comma-separated call kinds (" + ", ".join(MEDIUM_KINDS) + ")",
+    )
     args = ap.parse_args(argv)
     families = [f for f in args.families.split(",") if f]
     unknown = [f for f in families if f not in FAMILIES]
@@ -154,6 +167,13 @@ def main(argv):
 
     if args.limits:
         return limits()
+    if args.medium:
+        kinds = [k for k in args.kinds.split(",") if k]
+        bad = [k for k in kinds if k not in MEDIUM_KINDS]
+        if bad:
+            print(f"unknown kinds {bad}; choose from {list(MEDIUM_KINDS)}", file=sys.stderr)
+            return 2
+        return medium([int(x) for x in args.medium.split(",")], kinds, args.repeat)
     with tempfile.TemporaryDirectory(prefix="nxgm-numba-") as d:
         imp = [measure("", d) for _ in range(max(3, args.repeat))]
     t_imp = statistics.median(r["import"] for r in imp)
@@ -209,7 +229,7 @@ def main(argv):
     return 0
 
 
-LIMIT_SIZES = (250, 500, 1000, 2000, 4000, 8000, 16000)
+LIMIT_SIZES = (250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000)
 
 
 def _limit_case(name, size):
@@ -263,7 +283,74 @@ def limits():
                 call(x)
                 dt = time.perf_counter() - t
             row.append(f"{size}: {dt:.3f}")
-            if dt > 0.6:
+            if dt > 3.0:
                 break
         print(f"  {name:16s} limit {limit:6d} | " + "  ".join(row), flush=True)
+    return 0
+
+
+MEDIUM_KINDS = (
+    "matching",
+    "exact",
+    "b_matching",
+    "stable_marriage",
+    "louvain",
+    "leiden",
+    "bipartite",
+)
+
+MEDIUM_CHILD = r"""
+import sys, time, json
+from nx_gpumatch.benchmark.cold_start import _limit_case
+x, call = _limit_case(sys.argv[1], int(sys.argv[2]))
+t = time.perf_counter()
+c = time.process_time()
+call(x)
+print(json.dumps({"call": time.perf_counter() - t, "cpu": time.process_time() - c}))
+"""
+
+
+def _medium_once(kind, size, interpret):
+    with tempfile.TemporaryDirectory(prefix="nxgm-numba-") as d:
+        env = dict(
+            os.environ,
+            NUMBA_CACHE_DIR=d,
+            NX_GPUMATCH_INTERPRET_SMALL="1" if interpret else "0",
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", MEDIUM_CHILD, kind, str(size)],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def medium(sizes, kinds, repeat=1):
+    """Print the first call's wall (and CPU) seconds on medium inputs in fresh
+    processes with an empty cache: by default, and with interpretation off."""
+    from nx_gpumatch import cpu
+
+    print("first call on a medium random input, fresh process, empty Numba cache;")
+    print(f"median of {repeat} process(es); wall [CPU] seconds")
+    print(f"  {'kind':16s} {'size':>7s} {'limit':>7s} {'first call':>14s} {'compiled':>14s}")
+    for kind in kinds:
+        for size in sizes:
+            rows = {True: [], False: []}
+            for _ in range(repeat):
+                for interpret in rows:
+                    rows[interpret].append(_medium_once(kind, size, interpret))
+            first, comp = (
+                (
+                    statistics.median(r["call"] for r in rows[i]),
+                    statistics.median(r["cpu"] for r in rows[i]),
+                )
+                for i in (True, False)
+            )
+            print(
+                f"  {kind:16s} {size:7d} {cpu.INTERPRET_MAX[kind]:7d} "
+                f"{first[0]:7.2f} [{first[1]:5.2f}] {comp[0]:7.2f} [{comp[1]:5.2f}]",
+                flush=True,
+            )
     return 0

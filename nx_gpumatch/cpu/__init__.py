@@ -39,18 +39,20 @@ class _Reached(set):
 
 # Largest input that a family runs interpreted while its kernels are not
 # compiled: edges (graphs), stored entries (bipartite: of the matrix; stable
-# marriage: of both sides' lists). Measured so that an interpreted call takes
-# at most ~0.3 s on a loaded 2-core machine (random inputs; see
-# python -m nx_gpumatch.benchmark cold_start --limits).
+# marriage: of both sides' lists). A first call on a medium input would wait
+# for the whole compile (3-14 CPU s per family); up to these sizes the
+# interpreted call costs at most about a sixth of it on random inputs (0.3-2 s
+# on a loaded 2-core machine; see python -m nx_gpumatch.benchmark cold_start
+# --limits, and --medium for first calls).
 INTERPRET_MAX = {
-    "graph": 20000,  # building the CSR form
-    "matching": 4000,
-    "exact": 1000,
-    "b_matching": 3000,
-    "stable_marriage": 8000,
-    "louvain": 3000,
-    "leiden": 1000,
-    "bipartite": 5000,
+    "graph": 64000,  # building the CSR form
+    "matching": 20000,
+    "exact": 16000,
+    "b_matching": 30000,
+    "stable_marriage": 64000,
+    "louvain": 32000,
+    "leiden": 8000,
+    "bipartite": 64000,
 }
 # Interpreted seconds a family may spend in one process; past them its next
 # call compiles (many small calls are faster compiled).
