@@ -154,6 +154,9 @@ def main(argv):
         help="comma-separated input sizes: time first calls on medium inputs instead",
     )
     ap.add_argument(
+        "--no-compiled", action="store_true", help="with --medium: skip the compiled column"
+    )
+    ap.add_argument(
         "--kinds",
         default=",".join(MEDIUM_KINDS),
         help="with --medium: comma-separated call kinds (" + ", ".join(MEDIUM_KINDS) + ")",
@@ -173,7 +176,8 @@ def main(argv):
         if bad:
             print(f"unknown kinds {bad}; choose from {list(MEDIUM_KINDS)}", file=sys.stderr)
             return 2
-        return medium([int(x) for x in args.medium.split(",")], kinds, args.repeat)
+        sizes = [int(x) for x in args.medium.split(",")]
+        return medium(sizes, kinds, args.repeat, compiled=not args.no_compiled)
     with tempfile.TemporaryDirectory(prefix="nxgm-numba-") as d:
         imp = [measure("", d) for _ in range(max(3, args.repeat))]
     t_imp = statistics.median(r["import"] for r in imp)
@@ -327,7 +331,7 @@ def _medium_once(kind, size, interpret):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def medium(sizes, kinds, repeat=1):
+def medium(sizes, kinds, repeat=1, compiled=True):
     """Print the first call's wall (and CPU) seconds on medium inputs in fresh
     processes with an empty cache: by default, and with interpretation off."""
     from nx_gpumatch import cpu
@@ -337,20 +341,17 @@ def medium(sizes, kinds, repeat=1):
     print(f"  {'kind':16s} {'size':>7s} {'limit':>7s} {'first call':>14s} {'compiled':>14s}")
     for kind in kinds:
         for size in sizes:
-            rows = {True: [], False: []}
+            rows = {True: [], False: []} if compiled else {True: []}
             for _ in range(repeat):
                 for interpret in rows:
                     rows[interpret].append(_medium_once(kind, size, interpret))
-            first, comp = (
-                (
-                    statistics.median(r["call"] for r in rows[i]),
-                    statistics.median(r["cpu"] for r in rows[i]),
-                )
-                for i in (True, False)
-            )
+            cells = [
+                f"{statistics.median(r['call'] for r in got):7.2f} "
+                f"[{statistics.median(r['cpu'] for r in got):5.2f}]"
+                for got in rows.values()
+            ]
             print(
-                f"  {kind:16s} {size:7d} {cpu.INTERPRET_MAX[kind]:7d} "
-                f"{first[0]:7.2f} [{first[1]:5.2f}] {comp[0]:7.2f} [{comp[1]:5.2f}]",
+                f"  {kind:16s} {size:7d} {cpu.INTERPRET_MAX[kind]:7d} " + " ".join(cells),
                 flush=True,
             )
     return 0
