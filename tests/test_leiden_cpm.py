@@ -163,8 +163,8 @@ def test_cpm_against_leidenalg(kind, gamma):
     """Mean over seeds 0-2 against leidenalg run until stable (one seed of
     either method alone varies by about 1% on these graphs): within 0.5% on
     the planted partition graph. On the random graph the run falls short at
-    high gamma, where communities are a few vertices: measured -0.55% at
-    0.05 and -1.6% at 0.2, so 2% is asserted there."""
+    high gamma, where communities are a few vertices: measured -0.50% at
+    0.05 and -1.56% at 0.2, so 2% is asserted there."""
     ig = pytest.importorskip("igraph")
     leidenalg = pytest.importorskip("leidenalg")
     g, _ = CASES[kind]
