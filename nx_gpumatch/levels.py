@@ -30,7 +30,10 @@ order) and has:
 * ``refine(comm, salt)`` (Leiden): the refined partition of comm, drawn with
   the refinement count ``salt``;
 * ``split(comm)`` (Leiden): comm with every community cut into the connected
-  parts of the subgraph it induces (ids below ``n``).
+  parts of the subgraph it induces (ids below ``n``);
+* ``leaves`` (Leiden): whether local moving is followed by ``leave(comm)``,
+  which returns (comm with every vertex that gains by being alone moved out,
+  the number of those).
 
 This module imports no engine: engines import it.
 """
@@ -135,6 +138,20 @@ def leiden(engine, max_passes, pass_tol, pass_rel_tol):
         q_part = q_end
 
 
+def _settle(engine, comm, q, moves, sweeps):
+    """Local moving's result with every vertex that gains by being alone
+    moved out (``engine.leave``), local moving again from there, until no
+    vertex leaves: each round raises the objective, so this ends."""
+    for _ in range(MAX_LEVELS):
+        alone, left = engine.leave(comm)
+        if not left:
+            break
+        comm, q, more, extra = engine.move(alone)
+        moves += left + more
+        sweeps += extra
+    return comm, q, moves, sweeps
+
+
 def _leiden_pass(engine, init, salt, first):
     """One run of the method on the input graph from its partition ``init``
     (host; None: singletons): yields the levels that moved something or were
@@ -155,6 +172,8 @@ def _leiden_pass(engine, init, salt, first):
     for _ in range(MAX_LEVELS):
         nv = engine.n
         comm, q, moves, sweeps = engine.move(init)
+        if engine.leaves:
+            comm, q, moves, sweeps = _settle(engine, comm, q, moves, sweeps)
         parts = engine.renumber(comm)
         pid, kp = parts[0], parts[1]
         if kp == nv:

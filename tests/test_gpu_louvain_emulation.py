@@ -350,9 +350,22 @@ def test_leiden_run_equals_cpu_and_is_connected(sweep_rel_tol, metric, resolutio
         metric=metric,
         resolution=resolution,
     )
-    cpu = levels(cle.leiden_levels, g, **kw)
-    gpu = levels(gle.leiden_levels, g, backend="emulate", **kw)
+    left = []
+    leave = cle.leave
+
+    def counted(*args):
+        out = leave(*args)
+        left.append(out[1])
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cle, "leave", counted)  # both engines' leave step (CPM)
+        cpu = levels(cle.leiden_levels, g, **kw)
+        on_cpu = sum(left)
+        gpu = levels(gle.leiden_levels, g, backend="emulate", **kw)
     assert cpu == gpu
+    if metric == "cpm":  # vertices left their communities on both engines
+        assert on_cpu > 0 and sum(left) > on_cpu
     # the result of the run (a level's local moving alone may not be)
     assert is_connected_partition(g, gpu[-1][0])
     if metric == "modularity":

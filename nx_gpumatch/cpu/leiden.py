@@ -9,7 +9,9 @@ guaranteeing well-connected communities"). A level is
    a vertex goes to a neighbour's community only, never to an empty one as
    in the paper, so a community of P can fall apart; where refinement then
    merges nothing, the level goes on from P cut into connected parts
-   (:func:`nx_gpumatch.levels.leiden`);
+   (:func:`nx_gpumatch.levels.leiden`). CPM runs then let every vertex
+   that gains by it leave its community to be alone, and sweep again, until
+   none does (:func:`leave`, see CPM_LEAVE);
 2. refinement: each community C of P is split again into singletons, and
    its well-connected vertices (E(v, C-v) >= gamma k_v (K_C - k_v) / 2m) join,
    one by one in the vertex order, a well-connected sub-community of C
@@ -76,6 +78,16 @@ PASS_REL_TOL = 2.5e-2
 # -0.16% / -0.44%. With a 0.2% relative stop instead of none: -0.56% on
 # the planted graph at 0.1.
 CPM_PASS_REL_TOL = 0.0
+
+# CPM runs let a vertex leave its community to be alone after local moving,
+# on every level (see leave): as a community grows under CPM, a vertex on
+# its rim can cost more (gamma times the others' size) than its edges into
+# it bring, and only an empty community takes it; on aggregated levels this
+# splits a community into its refined parts. Measured, CPM value against
+# leidenalg's CPMVertexPartition run until stable, seeds 0-2, 2000 vertices,
+# weighted planted partition at gamma 0.1: -0.80% / +0.63% / -0.62% ->
+# -0.12% / +0.80% / -0.03%.
+CPM_LEAVE = True
 
 # Local moving of levels swept in batches stops once a sweep gains at most
 # this share of the level's gain so far. Louvain's 1e-4 would sweep dense
@@ -289,6 +301,56 @@ _refine_1 = cl._serial_twin(
 )
 
 
+@njit(cache=True)
+def _leave(indptr, indices, w, k, comm, order, res_over_m2):
+    n = indptr.shape[0] - 1
+    out = comm.astype(np.int32)
+    a = np.zeros(n, np.float64)
+    used = np.zeros(n, np.bool_)
+    for v in range(n):
+        a[out[v]] += k[v]
+        used[out[v]] = True
+    free = 0
+    left = 0
+    for t in range(n):
+        v = order[t]
+        c = out[v]
+        rest = a[c] - k[v]
+        if rest <= 0.0:
+            continue  # alone already (node weights are positive)
+        e = 0.0
+        for p in range(indptr[v], indptr[v + 1]):
+            j = indices[p]
+            if j != v and out[j] == c:
+                e += w[p]
+        cost = res_over_m2 * k[v] * rest
+        # v gains cost - e by leaving; the margin keeps rounding from moving
+        # a vertex whose two sides are equal
+        if cost - e <= 1e-12 * (cost + e):
+            continue
+        while free < n and used[free]:
+            free += 1
+        if free == n:
+            break  # cannot happen: v shares c, so some id is unused
+        used[free] = True
+        out[v] = free
+        a[c] = rest
+        a[free] = k[v]
+        left += 1
+    return out, left
+
+
+def leave(indptr, indices, w, k, comm, order, res_over_m2):
+    """(comm with every vertex that gains by leaving its community alone,
+    the number of those): each vertex v in ``order`` leaves community C when
+    E(v, C - v) < (R / m2) k_v (a_C - k_v), a gain; an emptied id below n
+    names its new community. One vertex at a time, so the result is the
+    serial walk's. The paper's local moving offers every vertex an empty
+    community; the batched sweeps offer only neighbours' communities, so
+    CPM runs (see CPM_LEAVE) take this step after local moving."""
+    return _leave(indptr, indices, w, k, comm, order, np.float64(res_over_m2))
+
+
 def refinement_order(key, salt, n):
     """The vertex order of refinement ``salt`` of a CPM run (see
     CPM_PASS_REL_TOL): a permutation of n drawn from (key, salt), the same
@@ -349,6 +411,7 @@ class LeidenEngine(cl.LouvainEngine):
         )
         self.resolution = objective.engine_resolution(metric, resolution, self.m2)
         self.drawn_order = metric == "cpm"  # see CPM_PASS_REL_TOL
+        self.leaves = metric == "cpm" and CPM_LEAVE
         self.key = np.uint64(int(key) & (2**64 - 1))
         self._refine = _refine if self.threaded else _refine_1
         self._first_lead = int(lead_sweeps) if rule.sequential_arcs > 0 else 0
@@ -368,6 +431,18 @@ class LeidenEngine(cl.LouvainEngine):
 
     def split(self, comm):
         return connected_parts(self.indptr, self.indices, comm)
+
+    def leave(self, comm):
+        """:func:`leave` on the current level, in its vertex order."""
+        return leave(
+            self.indptr,
+            self.indices,
+            self.w,
+            self.k,
+            comm,
+            self.order,
+            self.resolution / self.m2,
+        )
 
     def refine(self, comm, salt):
         """:func:`refine` of the current level, on the threads of the last

@@ -149,6 +149,7 @@ class LeidenEngine(gl.LouvainEngine):
         )
         self.resolution = objective.engine_resolution(metric, resolution, self.m2)
         self.drawn_order = metric == "cpm"  # see cpu_leiden.CPM_PASS_REL_TOL
+        self.leaves = metric == "cpm" and cpu_leiden.CPM_LEAVE
         self.kernels = (self.mod, get_module("leiden", backend))
         self.key = int(key) & (2**64 - 1)
 
@@ -158,6 +159,22 @@ class LeidenEngine(gl.LouvainEngine):
         g = self.g
         parts = cpu_leiden.connected_parts(g.indptr_host, to_host(g.indices), to_host(comm))
         return self.xp.asarray(parts)
+
+    def leave(self, comm):
+        """The CPU engine's :func:`~nx_gpumatch.cpu.leiden.leave` on host
+        copies: a serial walk over the level's vertices in their order, so
+        the result is the CPU engine's."""
+        g = self.g
+        out, left = cpu_leiden.leave(
+            g.indptr_host,
+            to_host(g.indices),
+            to_host(g.w),
+            to_host(g.k),
+            to_host(comm),
+            self.order,
+            self.resolution / self.m2,
+        )
+        return self.xp.asarray(out), left
 
     def refine(self, comm, salt):
         prio = self.prio
