@@ -1,7 +1,7 @@
 """Compile every Numba kernel family ahead of the first real call.
 
-Kernels are compiled on first use and cached on disk (Numba's cache, next to
-the package or in ``NUMBA_CACHE_DIR``). A fresh machine, container image or CI
+Kernels are compiled on first use and cached on disk (Numba's cache, in the
+user's folder of :mod:`nx_gpumatch.cpu._cache` or in ``NUMBA_CACHE_DIR``). A fresh machine, container image or CI
 runner therefore pays the compile time once, on its first call of each family.
 ``nx_gpumatch.warmup()`` (or ``nx-gpumatch warmup``) pays it up front: it calls
 each public function on a tiny input (the builds small calls use) and, with more

@@ -140,3 +140,52 @@ def test_a_kernel_in_the_disk_cache_loads_instead_of_running_interpreted(tmp_pat
     child("compile")  # an earlier process compiles it into the cache
     assert child("check") == ["False", "1", "True"]  # loaded from the cache, not compiled
     assert child("check") == ["False", "1", "True"]
+
+
+COPY_CHILD = r"""
+import gc, json, sys
+import numpy as np
+import nx_gpumatch as gm
+assert gm.__file__.startswith(sys.argv[1]), gm.__file__
+rng = np.random.default_rng(1)
+g = gm.Graph.from_arrays(rng.integers(0, 50, 300), rng.integers(0, 50, 300), rng.random(300))
+gm.max_weight_matching(g, algorithm="suitor", device="cpu")
+from nx_gpumatch.cpu._dispatch import Dispatcher
+ds = [d for d in gc.get_objects() if isinstance(d, Dispatcher) and d.signatures]
+print(json.dumps({"misses": sum(sum(d.stats.cache_misses.values()) for d in ds),
+                  "hits": sum(sum(d.stats.cache_hits.values()) for d in ds)}))
+"""
+
+
+def test_kernels_cached_by_one_environment_load_in_another(tmp_path):
+    """Two copies of the package at different paths (a reinstall, or a second
+    environment): what the first compiles, the second loads from the user's
+    cache folder instead of compiling again. A third copy that differs in one
+    file the kernels do not live in compiles anew (compiled code holds helpers
+    and constants of other files)."""
+    import shutil
+
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "nx_gpumatch")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(NX_GPUMATCH_CACHE_DIR=str(tmp_path / "cache"), NX_GPUMATCH_INTERPRET_SMALL="0")
+    runs = []
+    for name in ("env1", "env2", "env3"):
+        root = tmp_path / name
+        shutil.copytree(src, root / "nx_gpumatch", ignore=shutil.ignore_patterns("__pycache__"))
+        if name == "env3":
+            with open(root / "nx_gpumatch" / "cpu" / "atomics.py", "a") as f:
+                f.write("\n# edited\n")
+        out = subprocess.run(
+            [sys.executable, "-c", COPY_CHILD, str(root)],
+            env=dict(env, PYTHONPATH=str(root)),
+            cwd=root,  # "-c" puts the current folder first on the path
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert runs[0]["misses"] > 0
+    assert runs[1]["misses"] == 0 and runs[1]["hits"] > 0
+    assert runs[2]["misses"] == runs[0]["misses"] and runs[2]["hits"] == 0
+    pycache = [tmp_path / n / "nx_gpumatch" / "cpu" / "__pycache__" for n in ("env1", "env2")]
+    assert not any(any(p.glob("*.nbi")) for p in pycache)

@@ -199,7 +199,11 @@ def test_kernels_run_without_a_writable_cache_folder():
         "    M = gm.max_weight_matching(G, algorithm='suitor', device='cpu')\n"
         "print(len(M) > 0, sum('NUMBA_CACHE_DIR' in str(r.message) for r in rec))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    env = dict(
+        os.environ, NX_GPUMATCH_CACHE_DIR="/proc/no-cache-here", NX_GPUMATCH_INTERPRET_SMALL="0"
+    )
+    env.pop("NUMBA_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.stdout.split() == ["True", "1"], out.stderr[-2000:]
 
 

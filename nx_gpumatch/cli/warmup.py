@@ -11,7 +11,7 @@ def add_command(subparsers):
         help="compile and cache all kernels (run once per machine, image or CI runner)",
         description=(
             "Call every algorithm family once on a tiny input, so that Numba compiles its "
-            "kernels and caches them on disk (next to the package, or in NUMBA_CACHE_DIR). "
+            "kernels and caches them on disk (in ~/.cache/nx-gpumatch, or in NUMBA_CACHE_DIR). "
             "Later processes load them instead of compiling."
         ),
     )

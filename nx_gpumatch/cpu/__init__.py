@@ -78,10 +78,15 @@ def njit(*args, **options):
 
 def _jit(fn, args, options):
     """numba's dispatcher of fn; without a writable cache folder (numba tries
-    NUMBA_CACHE_DIR, the package's __pycache__, then the user's cache) it
-    compiles in each process instead of failing every call."""
+    NUMBA_CACHE_DIR, the package's own (see :mod:`nx_gpumatch.cpu._cache`), its
+    __pycache__, then the user's cache) it compiles in each process instead of
+    failing every call."""
     import numba
 
+    from nx_gpumatch.cpu import _cache
+
+    if options.get("cache"):
+        _cache.install()
     try:
         return numba.njit(*args, **options)(fn)
     except RuntimeError as exc:
