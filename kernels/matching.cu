@@ -147,7 +147,8 @@ extern "C" __global__ void suitor_mates(int n, const unsigned long long* __restr
 // Euro-Par 2013) in rounds over a worklist, so a round costs what changed in
 // it, not n. Invariant between rounds: every unmatched vertex outside the
 // worklist has cand[v] = its best unmatched neighbour (or -1 for none).
-//   ld_candidates: worklist vertices move head past matched neighbours;
+//   ld_candidates: worklist vertices move head past matched neighbours
+//            (rows longer than WIDE_ROW: ld_candidates_wide, a block each);
 //   ld_match: mutual candidates marry (one thread writes each pair) and go
 //             to the list of vertices matched this round;
 //   ld_push: a vertex x that pointed at a newly matched vertex is queued for
@@ -158,10 +159,13 @@ extern "C" __global__ void suitor_mates(int n, const unsigned long long* __restr
 // enqueues many rounds per synchronisation and stops when a worklist is empty.
 // A chain where each edge waits for the previous one (a path of equal
 // weights) still needs a round per edge, but each such round is O(1) work.
+// A row longer than WIDE_ROW is not walked here: its vertex is queued for
+// ld_candidates_wide (wl_wide[0:sizes[4]]), where a block finds its first
+// unmatched neighbour, however many matched ones come before it.
 extern "C" __global__ void ld_candidates(int n, int p, const int* __restrict__ wl, long long* sizes,
                                          const long long* __restrict__ sptr, const int* __restrict__ snbr,
                                          long long* head, const long long* __restrict__ mate, int* cand,
-                                         long long* rounds, unsigned long long* work)
+                                         int* wl_wide, long long* rounds, unsigned long long* work)
 {
     const long long size = sizes[p];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -176,8 +180,12 @@ extern "C" __global__ void ld_candidates(int n, int p, const int* __restrict__ w
     {
         const int u = w[i];
         if (mate[u] >= 0) continue;
-        long long h = head[u];
         const long long end = sptr[u + 1];
+        if (end - sptr[u] > WIDE_ROW) {
+            wl_wide[atomicAdd((unsigned long long*)(sizes + 4), 1ull)] = u;
+            continue;
+        }
+        long long h = head[u];
         while (h < end && mate[snbr[h]] >= 0) ++h;
         read += h - head[u] + 1;
         head[u] = h;
@@ -186,12 +194,50 @@ extern "C" __global__ void ld_candidates(int n, int p, const int* __restrict__ w
     count_work(work, read);
 }
 
+// The long rows ld_candidates left (wl_wide[0:sizes[4]]), a block each,
+// BLOCK_SIZE entries at a time: the first unmatched neighbour from head on.
+// ld_match, the next launch, clears sizes[4]. wide_rows counts the rows.
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+    ld_candidates_wide(const long long* __restrict__ sizes, const int* __restrict__ wl_wide,
+                       const long long* __restrict__ sptr, const int* __restrict__ snbr, long long* head,
+                       const long long* __restrict__ mate, int* cand, unsigned long long* wide_rows,
+                       unsigned long long* work)
+{
+    __shared__ long long first[BLOCK_SIZE / 32];
+    const long long count = sizes[4];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (long long i = blockIdx.x; i < count; i += gridDim.x) {
+        const int u = wl_wide[i];
+        const long long h0 = head[u], end = sptr[u + 1];
+        long long h = end;
+        for (long long base = h0; base < end; base += BLOCK_SIZE) {
+            const long long q = base + threadIdx.x;
+            const bool hit = q < end && mate[snbr[q]] < 0;
+            if (!__syncthreads_or(hit)) continue;  // the same in every thread
+            const unsigned bits = __ballot_sync(FULL_MASK, hit);
+            if (lane == 0) first[warp] = bits ? base + warp * 32 + __ffs(bits) - 1 : end;
+            __syncthreads();
+            for (int x = 0; x < BLOCK_SIZE / 32; ++x) h = min(h, first[x]);
+            __syncthreads();  // first is free for the next row
+            break;
+        }
+        __syncthreads();  // every thread has read head[u]
+        if (threadIdx.x == 0) {
+            head[u] = h;
+            cand[u] = h < end ? snbr[h] : -1;
+            count_work(work, h - h0 + 1);
+            count_work(wide_rows, 1);
+        }
+    }
+}
+
 // stamp[v] == round: v is in this round's worklist.
 extern "C" __global__ void ld_match(int n, int p, long long round, const int* __restrict__ wl,
                                     long long* sizes, const int* __restrict__ cand,
                                     const long long* __restrict__ stamp, long long* mate, int* matched)
 {
     const int* w = wl + (long long)p * n;
+    if (blockIdx.x == 0 && threadIdx.x == 0) sizes[4] = 0;  // ld_candidates_wide is done with it
     GRID_STRIDE(i, sizes[p])
     {
         const int u = w[i];

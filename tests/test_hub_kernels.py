@@ -71,7 +71,9 @@ def test_star_with_100k_leaves_equals_cpu(star, alg, kw, monkeypatch):
     np.testing.assert_array_equal(got, _cpu(star, alg, kw))
     assert got[0] > 0 and got[got[0]] == 0  # the hub is matched
     if alg == "local_max":
-        assert stats["wide_rows"] == 1  # the hub's row went to ld_push_wide
+        # the hub's row went to ld_candidates_wide in round 0 and, the hub
+        # matched, to ld_push_wide
+        assert stats["wide_rows"] == 2
 
 
 @pytest.mark.parametrize("alg,kw", CASES)
@@ -98,7 +100,26 @@ def test_rows_are_routed_by_length(star):
     assert classes[1][2].tolist() == [0]
     stats = {}
     gm.run(g, "local_max", backend="emulate", stats=stats)
-    assert 1 <= stats["wide_rows"] <= 3  # only the three hubs' rows, each once at most
+    # the three hubs' rows, in round 0 and at most twice a round after
+    assert 3 <= stats["wide_rows"] <= 3 + 6 * stats["rounds"]
+
+
+def test_hub_whose_leaves_marry_elsewhere_equals_cpu():
+    """Every leaf of a 1,500-arc hub prefers a pendant partner: round 0
+    marries them all, and round 1 moves the hub's head past 1,500 matched
+    neighbours, a block at a time (ld_candidates_wide)."""
+    leaves = 1500
+    idx = np.arange(1, leaves + 1)
+    src = np.concatenate([np.zeros(leaves, np.int64), idx])
+    dst = np.concatenate([idx, idx + leaves])
+    w = np.concatenate([1.0 + idx / leaves, np.full(leaves, 10.0)])
+    g = Graph.from_arrays(src, dst, w)
+    stats = {}
+    got = gm.run(g, "local_max", backend="emulate", stats=stats)
+    np.testing.assert_array_equal(got, _cpu(g, "local_max", {}))
+    assert got[0] == -1 and stats["rounds"] == 2
+    assert stats["wide_rows"] == 2  # the hub's row in both rounds
+    assert stats["work"] <= 2 * g.num_nodes + 3 * leaves
 
 
 # ------------------------------------------------------------------ Leiden

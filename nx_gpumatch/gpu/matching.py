@@ -136,6 +136,7 @@ def local_max(dg, *, backend="cupy", stats=None, rounds_per_sync=ROUNDS_PER_SYNC
         return mate
     mod = get_module("matching", backend)
     candidates = mod.get_function("ld_candidates")
+    candidates_wide = mod.get_function("ld_candidates_wide")
     match = mod.get_function("ld_match")
     push = mod.get_function("ld_push")
     push_wide = mod.get_function("ld_push_wide")
@@ -144,14 +145,16 @@ def local_max(dg, *, backend="cupy", stats=None, rounds_per_sync=ROUNDS_PER_SYNC
     cand = xp.full(n, -1, xp.int32)
     wl = xp.empty(2 * n, xp.int32)
     wl[:n] = xp.arange(n, dtype=xp.int32)
-    # worklists 0 and 1, vertices matched this round, their rows left to ld_push_wide
-    sizes = xp.zeros(4, xp.int64)
+    # worklists 0 and 1, vertices matched this round, the long rows left to
+    # ld_push_wide and to ld_candidates_wide
+    sizes = xp.zeros(5, xp.int64)
     sizes[0] = n
     stamp = xp.zeros(n, xp.int64)  # stamp[v] == r: v is in round r's worklist
     matched = xp.empty(n, xp.int32)
-    # the long rows ld_push leaves to ld_push_wide: each vertex once a round at most
+    # the long rows left to the *_wide kernels: each vertex once a round at most
     wide = int(xp.count_nonzero(sptr[1:] - sptr[:-1] > WIDE_ROW))
     wl_wide = xp.empty(max(1, wide), xp.int32)
+    wl_cand_wide = xp.empty(max(1, wide), xp.int32)
     wide_grid = (min(MAX_GRID, wide),) if wide else None  # a block per row
     wide_rows = xp.zeros(1, xp.uint64)
     rounds = xp.zeros(1, xp.int64)
@@ -169,8 +172,16 @@ def local_max(dg, *, backend="cupy", stats=None, rounds_per_sync=ROUNDS_PER_SYNC
             p = np.int32(rnd & 1)
             r = np.int64(rnd)
             candidates(
-                grid, (BLOCK,), (nn, p, wl, sizes, sptr, snbr, head, mate, cand, rounds, work)
+                grid,
+                (BLOCK,),
+                (nn, p, wl, sizes, sptr, snbr, head, mate, cand, wl_cand_wide, rounds, work),
             )
+            if wide_grid:
+                candidates_wide(
+                    wide_grid,
+                    (BLOCK,),
+                    (sizes, wl_cand_wide, sptr, snbr, head, mate, cand, wide_rows, work),
+                )
             match(grid, (BLOCK,), (nn, p, r, wl, sizes, cand, stamp, mate, matched))
             push(
                 grid,
