@@ -77,7 +77,10 @@ def test_star_with_100k_leaves_equals_cpu(star, alg, kw, monkeypatch):
 
 
 @pytest.mark.parametrize("alg,kw", CASES)
-def test_contested_hubs_equal_cpu(alg, kw):
+def test_contested_hubs_equal_cpu(alg, kw, monkeypatch):
+    """On two blocks per launch, so each block and warp also walks several
+    rows in turn."""
+    monkeypatch.setattr(gm, "MAX_GRID", 2)
     g = _contested_hubs()
     with options(slots=3, timeout=60):
         got = gm.run(g, alg, backend="emulate", **kw)
