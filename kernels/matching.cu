@@ -14,13 +14,14 @@
 // Every kernel with a `work` argument adds the row entries it read there (a
 // null pointer: nobody counts); the tests bound the work of whole runs with it.
 //
-// Defines from nx_gpumatch/gpu/matching.py: BLOCK_SIZE (threads per block of
-// suitor_warp), MAX_VPW (vertices per warp at most).
+// Defines from nx_gpumatch/gpu/matching.py: BLOCK_SIZE (threads per block),
+// MAX_VPW (vertices per warp at most in suitor_warp), WIDE_ROW (rows longer
+// than this get a block in ld_push_wide).
 
 #include "common.cuh"
 
-#if !defined(BLOCK_SIZE) || !defined(MAX_VPW)
-#error "compile with -DBLOCK_SIZE=... -DMAX_VPW=... (see nx_gpumatch/gpu/matching.py)"
+#if !defined(BLOCK_SIZE) || !defined(MAX_VPW) || !defined(WIDE_ROW)
+#error "compile with -DBLOCK_SIZE=... -DMAX_VPW=... -DWIDE_ROW=... (see nx_gpumatch/gpu/matching.py)"
 #endif
 #if BLOCK_SIZE % 32 != 0 || MAX_VPW > 32
 #error "BLOCK_SIZE must be whole warps and MAX_VPW at most one vertex per lane"
@@ -146,25 +147,31 @@ extern "C" __global__ void suitor_mates(int n, const unsigned long long* __restr
 // Euro-Par 2013) in rounds over a worklist, so a round costs what changed in
 // it, not n. Invariant between rounds: every unmatched vertex outside the
 // worklist has cand[v] = its best unmatched neighbour (or -1 for none).
-//   ld_candidates: worklist vertices move head past matched neighbours;
+//   ld_candidates: worklist vertices move head past matched neighbours
+//            (rows longer than WIDE_ROW: ld_candidates_wide, a block each);
 //   ld_match: mutual candidates marry (one thread writes each pair) and go
 //             to the list of vertices matched this round;
 //   ld_push: a vertex x that pointed at a newly matched vertex is queued for
-//            the next round (once, by a stamp).
+//            the next round (once, by a stamp); rows longer than WIDE_ROW
+//            are left to ld_push_wide, a block each.
 // Rounds alternate between two worklists, wl + p * n of size sizes[p]
 // (p = round & 1). A round with an empty worklist does nothing, so the host
 // enqueues many rounds per synchronisation and stops when a worklist is empty.
 // A chain where each edge waits for the previous one (a path of equal
 // weights) still needs a round per edge, but each such round is O(1) work.
+// A row longer than WIDE_ROW is not walked here: its vertex is queued for
+// ld_candidates_wide (wl_wide[0:sizes[4]]), where a block finds its first
+// unmatched neighbour, however many matched ones come before it.
 extern "C" __global__ void ld_candidates(int n, int p, const int* __restrict__ wl, long long* sizes,
                                          const long long* __restrict__ sptr, const int* __restrict__ snbr,
                                          long long* head, const long long* __restrict__ mate, int* cand,
-                                         long long* rounds, unsigned long long* work)
+                                         int* wl_wide, long long* rounds, unsigned long long* work)
 {
     const long long size = sizes[p];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         sizes[p ^ 1] = 0;  // the next worklist: filled by this round's ld_push
         sizes[2] = 0;      // vertices matched in this round
+        sizes[3] = 0;      // their long rows, left to ld_push_wide
         if (size > 0) ++rounds[0];
     }
     const int* w = wl + (long long)p * n;
@@ -173,8 +180,12 @@ extern "C" __global__ void ld_candidates(int n, int p, const int* __restrict__ w
     {
         const int u = w[i];
         if (mate[u] >= 0) continue;
-        long long h = head[u];
         const long long end = sptr[u + 1];
+        if (end - sptr[u] > WIDE_ROW) {
+            wl_wide[atomicAdd((unsigned long long*)(sizes + 4), 1ull)] = u;
+            continue;
+        }
+        long long h = head[u];
         while (h < end && mate[snbr[h]] >= 0) ++h;
         read += h - head[u] + 1;
         head[u] = h;
@@ -183,12 +194,50 @@ extern "C" __global__ void ld_candidates(int n, int p, const int* __restrict__ w
     count_work(work, read);
 }
 
+// The long rows ld_candidates left (wl_wide[0:sizes[4]]), a block each,
+// BLOCK_SIZE entries at a time: the first unmatched neighbour from head on.
+// ld_match, the next launch, clears sizes[4]. wide_rows counts the rows.
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+    ld_candidates_wide(const long long* __restrict__ sizes, const int* __restrict__ wl_wide,
+                       const long long* __restrict__ sptr, const int* __restrict__ snbr, long long* head,
+                       const long long* __restrict__ mate, int* cand, unsigned long long* wide_rows,
+                       unsigned long long* work)
+{
+    __shared__ long long first[BLOCK_SIZE / 32];
+    const long long count = sizes[4];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (long long i = blockIdx.x; i < count; i += gridDim.x) {
+        const int u = wl_wide[i];
+        const long long h0 = head[u], end = sptr[u + 1];
+        long long h = end;
+        for (long long base = h0; base < end; base += BLOCK_SIZE) {
+            const long long q = base + threadIdx.x;
+            const bool hit = q < end && mate[snbr[q]] < 0;
+            if (!__syncthreads_or(hit)) continue;  // the same in every thread
+            const unsigned bits = __ballot_sync(FULL_MASK, hit);
+            if (lane == 0) first[warp] = bits ? base + warp * 32 + __ffs(bits) - 1 : end;
+            __syncthreads();
+            for (int x = 0; x < BLOCK_SIZE / 32; ++x) h = min(h, first[x]);
+            __syncthreads();  // first is free for the next row
+            break;
+        }
+        __syncthreads();  // every thread has read head[u]
+        if (threadIdx.x == 0) {
+            head[u] = h;
+            cand[u] = h < end ? snbr[h] : -1;
+            count_work(work, h - h0 + 1);
+            count_work(wide_rows, 1);
+        }
+    }
+}
+
 // stamp[v] == round: v is in this round's worklist.
 extern "C" __global__ void ld_match(int n, int p, long long round, const int* __restrict__ wl,
                                     long long* sizes, const int* __restrict__ cand,
                                     const long long* __restrict__ stamp, long long* mate, int* matched)
 {
     const int* w = wl + (long long)p * n;
+    if (blockIdx.x == 0 && threadIdx.x == 0) sizes[4] = 0;  // ld_candidates_wide is done with it
     GRID_STRIDE(i, sizes[p])
     {
         const int u = w[i];
@@ -205,27 +254,59 @@ extern "C" __global__ void ld_match(int n, int p, long long round, const int* __
     }
 }
 
+// A row longer than WIDE_ROW is not walked by one thread: ld_push queues its
+// vertex for ld_push_wide (wl_wide, counted in sizes[3]), which gives each
+// such row a whole block, so a hub does not serialise the round.
+__device__ __forceinline__ void ld_push_arc(int x, int a, long long round, int* out, long long* sizes, int p,
+                                            const long long* __restrict__ mate, const int* __restrict__ cand,
+                                            long long* stamp)
+{
+    if (mate[x] >= 0 || cand[x] != a) return;
+    if (atomicExch((unsigned long long*)(stamp + x), (unsigned long long)(round + 1)) == (unsigned long long)(round + 1))
+        return;  // already queued by another matched neighbour
+    out[atomicAdd((unsigned long long*)(sizes + (p ^ 1)), 1ull)] = x;
+}
+
 extern "C" __global__ void ld_push(int n, int p, long long round, int* wl, long long* sizes,
                                    const long long* __restrict__ sptr, const int* __restrict__ snbr,
                                    const long long* __restrict__ mate, const int* __restrict__ cand,
-                                   long long* stamp, const int* __restrict__ matched, unsigned long long* work)
+                                   long long* stamp, const int* __restrict__ matched, int* wl_wide,
+                                   unsigned long long* work)
 {
     int* out = wl + (long long)(p ^ 1) * n;
     long long read = 0;
     GRID_STRIDE(i, sizes[2])
     {
         const int a = matched[i];
-        for (long long j = sptr[a]; j < sptr[a + 1]; ++j) {
-            const int x = snbr[j];
-            if (mate[x] >= 0 || cand[x] != a) continue;
-            if (atomicExch((unsigned long long*)(stamp + x), (unsigned long long)(round + 1)) ==
-                (unsigned long long)(round + 1))
-                continue;  // already queued by another matched neighbour
-            out[atomicAdd((unsigned long long*)(sizes + (p ^ 1)), 1ull)] = x;
+        if (sptr[a + 1] - sptr[a] > WIDE_ROW) {
+            wl_wide[atomicAdd((unsigned long long*)(sizes + 3), 1ull)] = a;
+            continue;
         }
+        for (long long j = sptr[a]; j < sptr[a + 1]; ++j) ld_push_arc(snbr[j], a, round, out, sizes, p, mate, cand, stamp);
         read += sptr[a + 1] - sptr[a];
     }
     count_work(work, read);
+}
+
+// The long rows ld_push left (wl_wide[0:sizes[3]]): a block per row, blocks
+// striding over them. wide_rows counts the rows taken here.
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+    ld_push_wide(int n, int p, long long round, int* wl, long long* sizes, const long long* __restrict__ sptr,
+                 const int* __restrict__ snbr, const long long* __restrict__ mate, const int* __restrict__ cand,
+                 long long* stamp, const int* __restrict__ wl_wide, unsigned long long* wide_rows,
+                 unsigned long long* work)
+{
+    int* out = wl + (long long)(p ^ 1) * n;
+    const long long count = sizes[3];
+    for (long long i = blockIdx.x; i < count; i += gridDim.x) {
+        const int a = wl_wide[i];
+        for (long long j = sptr[a] + threadIdx.x; j < sptr[a + 1]; j += blockDim.x)
+            ld_push_arc(snbr[j], a, round, out, sizes, p, mate, cand, stamp);
+        if (threadIdx.x == 0) {
+            count_work(work, sptr[a + 1] - sptr[a]);
+            count_work(wide_rows, 1);
+        }
+    }
 }
 
 // ---------------------------------------------------------------- red-blue
@@ -271,53 +352,152 @@ extern "C" __global__ void rb_color(int n, unsigned long long seed, long long rn
     }
 }
 
-// side = RB_BLUE: blue vertices choose a red neighbour; side = RB_RED: red
-// vertices choose among the blue neighbours that chose them. A vertex with no
-// live arc left is done for good; the others count as alive. Within one
-// launch a vertex only changes its own colour (from `side` to DONE, which no
-// thread of the same launch tests for) and its own row copy.
-extern "C" __global__ void rb_choose(int n, const long long* __restrict__ indptr, int* lnbr, int* lrank,
-                                     long long* live_end, const long long* __restrict__ mate, signed char* color,
-                                     int* sigma, unsigned long long seed, long long rnd, int weighted, int side,
-                                     unsigned long long* alive, const int* __restrict__ stop,
-                                     unsigned long long* work)
+// Rows of rb_choose get `width` threads: 1, 32 (a warp) or BLOCK_SIZE (a
+// block), chosen by the host from the row's length, so a hub's row is read by
+// a block rather than by one thread. A group's lanes read consecutive arcs
+// and compact the live ones with a prefix count (group_scan), so every row
+// keeps its arcs in row order whatever the width.
+struct RowGroup {
+    int per;   // rows per block
+    int g;     // group in the block
+    int lane;  // lane in the group
+};
+
+__device__ __forceinline__ RowGroup row_group(int width)
 {
+    return {BLOCK_SIZE / width, (int)threadIdx.x / width, (int)threadIdx.x % width};
+}
+
+// Every lane of the group has done its reads and writes before any goes on.
+__device__ __forceinline__ void group_sync(int width)
+{
+    if (width == 32)
+        __syncwarp();
+    else if (width > 32)
+        __syncthreads();
+}
+
+// Lanes before this one in the group with `pred` set, and the group's total.
+// Ends with the group synchronised (the lanes' reads come before the writes
+// the counts place). warp_counts: BLOCK_SIZE / 32 ints of shared memory.
+struct Scan {
+    int before;
+    int total;
+};
+
+__device__ __forceinline__ Scan group_scan(bool pred, int width, int* warp_counts)
+{
+    if (width == 1) return {0, pred ? 1 : 0};
+    const unsigned bits = __ballot_sync(FULL_MASK, pred);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    Scan s = {__popc(bits & ((1u << lane) - 1u)), __popc(bits)};
+    if (width == 32) {
+        __syncwarp();
+        return s;
+    }
+    if (lane == 0) warp_counts[warp] = s.total;
+    __syncthreads();
+    s.total = 0;
+    for (int q = 0; q < BLOCK_SIZE / 32; ++q) {
+        if (q < warp) s.before += warp_counts[q];
+        s.total += warp_counts[q];
+    }
+    __syncthreads();  // warp_counts is free for the next chunk
+    return s;
+}
+
+// A vertex's choice: the smallest key, ties to the earliest arc of the row
+// (the CPU engine's scan keeps the first of equal keys).
+struct Choice {
+    unsigned long long key;
+    long long pos;
+    int nbr;  // -1: none
+};
+
+__device__ __forceinline__ bool precedes(const Choice& x, const Choice& y)
+{
+    return x.key < y.key || (x.key == y.key && x.pos < y.pos);
+}
+
+// The group's first choice, known to lane 0 (every lane for width <= 32).
+__device__ __forceinline__ Choice group_min(Choice c, int width, Choice* warp_best)
+{
+    if (width == 1) return c;
+    for (int off = 16; off > 0; off >>= 1) {
+        Choice o;
+        o.key = __shfl_xor_sync(FULL_MASK, c.key, off);
+        o.pos = __shfl_xor_sync(FULL_MASK, c.pos, off);
+        o.nbr = __shfl_xor_sync(FULL_MASK, c.nbr, off);
+        if (precedes(o, c)) c = o;
+    }
+    if (width == 32) return c;
+    if ((threadIdx.x & 31) == 0) warp_best[threadIdx.x >> 5] = c;
+    __syncthreads();
+    c = warp_best[0];
+    for (int q = 1; q < BLOCK_SIZE / 32; ++q)
+        if (precedes(warp_best[q], c)) c = warp_best[q];
+    __syncthreads();  // warp_best is free for the next row
+    return c;
+}
+
+// side = RB_BLUE: blue vertices choose a red neighbour; side = RB_RED: red
+// vertices choose among the blue neighbours that chose them. Vertices
+// rows[0:count] (rows null: 0..count-1), `width` threads each. A vertex with no live arc left is
+// done for good; the others count as alive. Within one launch a vertex only
+// changes its own colour (from `side` to DONE, which no thread of the same
+// launch tests for) and its own row copy.
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+    rb_choose(int count, const int* __restrict__ rows, int width, const long long* __restrict__ indptr, int* lnbr,
+              int* lrank, long long* live_end, const long long* __restrict__ mate, signed char* color, int* sigma,
+              unsigned long long seed, long long rnd, int weighted, int side, unsigned long long* alive,
+              const int* __restrict__ stop, unsigned long long* work)
+{
+    __shared__ int warp_counts[BLOCK_SIZE / 32];
+    __shared__ Choice warp_best[BLOCK_SIZE / 32];
     if (*stop) return;
     const int other = side == RB_BLUE ? RB_RED : RB_BLUE;
+    const RowGroup rg = row_group(width);
     unsigned long long my_alive = 0;
     long long read = 0;
-    GRID_STRIDE(v, n)
-    {
-        if (color[v] != side) continue;
-        int best = -1;
-        unsigned long long key = NO_KEY;
-        const long long end = live_end[v];
-        long long keep = indptr[v];
-        read += end - keep;
-        for (long long p = indptr[v]; p < end; ++p) {
-            const int r = lrank[p];
-            const int w = lnbr[p];
-            if (r == NO_RANK || mate[w] >= 0) continue;  // dead for good: dropped
-            lnbr[keep] = w;
-            lrank[keep] = r;
-            ++keep;
-            if (color[w] != other) continue;
+    for (long long i = (long long)blockIdx.x * rg.per + rg.g; i < count; i += (long long)gridDim.x * rg.per) {
+        const int v = rows != nullptr ? rows[i] : (int)i;
+        if (color[v] != side) continue;  // the same for every lane of the group
+        const long long start = indptr[v], end = live_end[v];
+        long long keep = start;  // the same in every lane
+        Choice mine = {NO_KEY, 0, -1};
+        for (long long base = start; base < end; base += width) {
+            const long long p = base + rg.lane;
+            int r = NO_RANK, w = -1;
+            if (p < end) {
+                r = lrank[p];
+                w = lnbr[p];
+            }
+            const bool live = r != NO_RANK && mate[w] < 0;  // else dead for good: dropped
+            const Scan s = group_scan(live, width, warp_counts);
+            if (live) {
+                lnbr[keep + s.before] = w;
+                lrank[keep + s.before] = r;
+            }
+            keep += s.total;
+            if (!live || color[w] != other) continue;
             if (side == RB_RED && sigma[w] != v) continue;
             // the pair is always hashed as (blue, red)
             const unsigned long long pair = side == RB_BLUE ? ((unsigned long long)v << 32) | (unsigned)w
                                                             : ((unsigned long long)w << 32) | (unsigned)v;
             const unsigned long long k = weighted ? (unsigned long long)r : rb_hash3(seed, (unsigned long long)rnd, pair);
-            if (k < key) {
-                key = k;
-                best = w;
-            }
+            if (k < mine.key) mine = {k, p, w};  // a lane's arcs come in row order
         }
-        live_end[v] = keep;
-        sigma[v] = best;
-        if (keep > indptr[v])
-            ++my_alive;
-        else
-            color[v] = RB_DONE;
+        const Choice best = group_min(mine, width, warp_best);
+        group_sync(width);  // every lane has read color[v] and live_end[v]
+        if (rg.lane == 0) {
+            read += end - start;
+            live_end[v] = keep;
+            sigma[v] = best.nbr;
+            if (keep > start)
+                ++my_alive;
+            else
+                color[v] = RB_DONE;
+        }
     }
     if (my_alive) atomicAdd(alive, my_alive);
     count_work(work, read);

@@ -31,6 +31,50 @@ def _hub_graph():
     return Graph.from_arrays(src, dst, w)
 
 
+def _wide_rows_graph():
+    """Rows for every thread count of the matching kernels: a hub of 600
+    arcs (a block), vertices of 20 to 60 (a warp), short ones (a thread),
+    whose leaves also court each other. A path through every vertex leaves
+    none isolated, so red-blue draws for the same vertex ids as the CPU
+    engine, which the front end hands a graph without isolated vertices."""
+    rng = np.random.default_rng(1)
+    n = 700
+    src = [np.zeros(600, np.int64), np.repeat(np.arange(1, 6), 40), rng.integers(6, n, 2 * n)]
+    dst = [rng.choice(np.arange(1, n), 600, replace=False), rng.integers(6, n, 200)]
+    dst.append(rng.integers(6, n, 2 * n))
+    src.append(np.arange(n - 1))
+    dst.append(np.arange(1, n))
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    keep = src != dst
+    w = rng.integers(1, 30, keep.sum()).astype(np.float64)
+    return Graph.from_arrays(src[keep], dst[keep], w, num_nodes=n)
+
+
+def _refinement(backend):
+    """One refinement of a planted graph's coarse partition with the hub's
+    community and the large ones on warps, the others on threads."""
+    p = _planted(600, 4, 2, hub=80)
+    n = p.num_nodes
+    rng = np.random.default_rng(3)
+    comm = rng.integers(0, 12, n).astype(np.int32)
+    comm[:300] = 12  # 300 members: a warp's community
+    order = rng.permutation(n).astype(np.int32)
+    k = cl.weighted_degrees(p.indptr, p.weights, p.loop_weight)
+    res = 1.0 / float(k.sum())
+    if backend == "cpu":
+        a = np.bincount(comm, weights=k, minlength=n)
+        args = (k, comm, a, order, res, 0.01, np.uint64(31), np.int64(1))
+        return cle.refine(p.indptr, p.indices, p.weights, *args).tolist()
+    from nx_gpumatch.gpu import leiden as gle
+    from nx_gpumatch.gpu import louvain as gl
+    from nx_gpumatch.gpu._launch import get_module
+
+    lev = gl._Level(np, p.indptr, p.indices, p.weights, p.loop_weight, k)
+    kernels = (get_module("louvain", backend), get_module("leiden", backend))
+    prio = cl.vertex_order(order, n)[1]
+    return gle.refine(np, kernels, lev, comm, prio, res, 0.01, 31, 1).tolist()
+
+
 def _planted(n, groups, seed, hub):
     """Planted groups, integer weights 1..3, one hub joined to ``hub`` vertices."""
     rng = np.random.default_rng(seed)
@@ -71,6 +115,16 @@ def results(backend):
         else:
             mate = mate_array(g, "greedy" if alg != "red_blue" else alg, device="cpu", **kw)
         out[alg] = np.asarray(mate).tolist()
+
+    wide = _wide_rows_graph()
+    for alg, kw in (("local_max", {}), ("red_blue", {"seed": 5, "select": "random"})):
+        if gpu:
+            from nx_gpumatch.gpu import matching as gm
+
+            mate = gm.run(wide, alg, backend=backend, **kw)
+        else:
+            mate = mate_array(wide, "greedy" if alg == "local_max" else alg, device="cpu", **kw)
+        out[f"{alg} wide rows"] = np.asarray(mate).tolist()
 
     h = _hub_graph()
     for hub_b in (1, 4):
@@ -129,4 +183,5 @@ def results(backend):
 
         kw.update(backend=backend)
     out["leiden"] = _levels(gle.leiden_levels if gpu else cle.leiden_levels, p, **kw)
+    out["leiden refinement"] = _refinement(backend)
     return out

@@ -290,10 +290,12 @@ def _refine_case(seed):
     return g, comm, order, prio, k
 
 
-@pytest.mark.parametrize("budget", [None, 20 * 400])
-def test_refine_equals_cpu(budget):
+@pytest.mark.parametrize("wide_members", [gle.WIDE_MEMBERS, 0])
+def test_refine_equals_cpu(wide_members, monkeypatch):
     """The refinement kernel against the CPU's refine: the same partition,
-    under thread chaos, with a scratch budget of two threads or ample."""
+    under thread chaos, with the large communities on warps (the hubs' on
+    warps, the others on threads) or every community on a warp."""
+    monkeypatch.setattr(gle, "WIDE_MEMBERS", wide_members)
     g, comm, order, prio, k = _refine_case(5)
     m2 = float(k.sum())
     a = np.bincount(comm, weights=k, minlength=g.num_nodes)
@@ -304,7 +306,7 @@ def test_refine_equals_cpu(budget):
     lev = gl._Level(np, g.indptr, g.indices, g.weights, g.loop_weight, k)
     kernels = (get_module("louvain", "emulate"), get_module("leiden", "emulate"))
     with options(chaos=100, seed=2, slots=3):
-        got = gle.refine(np, kernels, lev, comm, prio, 1.0 / m2, 0.01, 12345, 3, budget)
+        got = gle.refine(np, kernels, lev, comm, prio, 1.0 / m2, 0.01, 12345, 3)
     np.testing.assert_array_equal(got, want)
     assert np.unique(got).shape[0] > np.unique(comm).shape[0]  # it did split
     assert (comm[got] == comm).all()  # sub-communities inside communities

@@ -44,6 +44,7 @@ __all__ = [
     "bincount",
     "to_host",
     "check_args",
+    "row_classes",
 ]
 
 BACKENDS = ("cupy", "emulate")
@@ -102,6 +103,24 @@ def to_host(a):
     """A NumPy array from a CuPy or NumPy array."""
     get = getattr(a, "get", None)
     return get() if callable(get) and not isinstance(a, np.ndarray) else np.asarray(a)
+
+
+def row_classes(xp, lengths, widths, ids=None):
+    """Rows grouped by the threads ``widths`` gives them: ``widths`` is
+    ((longest row, threads per row), ..., (None, threads for the rest)) in
+    increasing lengths. Returns [(threads, rows)] for the non-empty classes,
+    rows an int32 device array (``ids[...]`` when ids is given, else
+    positions)."""
+    out = []
+    lo = -1
+    for hi, width in widths:
+        sel = lengths > lo if hi is None else (lengths > lo) & (lengths <= hi)
+        idx = xp.flatnonzero(sel)
+        if idx.shape[0]:
+            rows = ids[idx] if ids is not None else idx
+            out.append((width, xp.ascontiguousarray(rows.astype(xp.int32))))
+        lo = hi
+    return out
 
 
 def _check_backend(backend):

@@ -6,9 +6,10 @@ Local moving and aggregation are the GPU Louvain engine's
 (:func:`nx_gpumatch.gpu.louvain.optimise` from the previous level's
 partition, :func:`~nx_gpumatch.gpu.louvain.aggregate` on the refined one);
 the refinement is ``refine_communities`` in kernels/leiden.cu: communities are
-refined in parallel, one thread each, every community walking its members in
-the vertex order as the CPU engine walks all vertices (refinement never looks
-outside a community, so this is the CPU engine's result). The random choice
+refined in parallel, a thread each, or a warp each for large ones and those
+with a long row (:func:`refine_classes`), every community walking its members
+in the vertex order as the CPU engine walks all vertices (refinement never
+looks outside a community, so this is the CPU engine's result). The random choice
 hashes (key, vertex, refinement count), as on the CPU: results are the seed's,
 whatever the launch geometry. The loop over passes and levels is shared
 with the CPU engine (:func:`nx_gpumatch.levels.leiden`): :class:`LeidenEngine`
@@ -39,23 +40,42 @@ from nx_gpumatch import levels, objective
 from nx_gpumatch.cpu import leiden as cpu_leiden
 from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.gpu import louvain as gl
-from nx_gpumatch.gpu._launch import get_module, to_host
+from nx_gpumatch.gpu._launch import bincount, get_module, to_host
 
-__all__ = ["leiden_levels", "LeidenEngine", "refine"]
+__all__ = ["leiden_levels", "LeidenEngine", "refine", "refine_classes"]
 
 BLOCK = gl.BLOCK
 DEFINES = {"BLOCK": BLOCK}
 MAX_PASSES = cpu_leiden.MAX_PASSES
-# Bytes of refinement scratch per candidate slot (sub-community, weight, gain).
-SCRATCH_BYTES = 20
+# Communities refined by a warp rather than a thread: more members than
+# this, or a member with more arcs than WIDE_DEGREE (its row is shared by the
+# lanes, and a thread's walk over a giant community would hold up the launch).
+WIDE_MEMBERS = 256
+WIDE_DEGREE = 32
 
 
-def refine(xp, kernels, g, comm, prio, res_over_m2, theta, key, salt, table_bytes=None):
+def refine_classes(xp, cptr, cc, deg):
+    """The communities by the threads that refine them: [(threads,
+    community ids)]; a community of more than WIDE_MEMBERS members, or with a
+    member of more than WIDE_DEGREE arcs, gets a warp, the others a thread.
+    ``cptr``: member offsets, ``cc``: each vertex's community, ``deg``: each
+    vertex's arc count (device arrays)."""
+    kc = int(cptr.shape[0] - 1)
+    hubs = bincount(xp, cc[deg > WIDE_DEGREE], kc) > 0
+    wide = (cptr[1:] - cptr[:-1] > WIDE_MEMBERS) | hubs
+    out = []
+    for width, sel in ((1, ~wide), (32, wide)):
+        ids = xp.flatnonzero(sel)
+        if ids.shape[0]:
+            out.append((width, xp.ascontiguousarray(ids.astype(xp.int32))))
+    return out
+
+
+def refine(xp, kernels, g, comm, prio, res_over_m2, theta, key, salt):
     """The refined partition of ``comm`` (device community ids) on level
     ``g``: device int32 sub-community ids, each named after one of its
     members. ``kernels`` = (louvain module, leiden module); ``prio`` (host)
-    orders each community's members; scratch is capped by ``table_bytes``
-    (None: as the Louvain engine's hash tables)."""
+    orders each community's members."""
     lmod, mod = kernels
     n = g.n
     cc, kc = gl.renumber(xp, comm)
@@ -63,7 +83,7 @@ def refine(xp, kernels, g, comm, prio, res_over_m2, theta, key, salt, table_byte
     members = xp.argsort(cc.astype(xp.int64) * n + xp.asarray(prio, xp.int64))
     members = xp.ascontiguousarray(members.astype(xp.int32))
     cptr = xp.zeros(kc + 1, xp.int64)
-    xp.cumsum(xp.bincount(cc, minlength=kc), out=cptr[1:])
+    xp.cumsum(bincount(xp, cc, kc), out=cptr[1:])
     a = gl.group_sums(xp, lmod, cc, g.k, kc)
     ext = xp.empty(n, xp.float64)
     launch = lmod.get_function("intra_weights")
@@ -75,40 +95,20 @@ def refine(xp, kernels, g, comm, prio, res_over_m2, theta, key, salt, table_byte
     ra = g.k.copy()
     rsize = xp.ones(n, xp.int32)
     pos = xp.full(n, -1, xp.int32)
-    scratch = int(np.diff(g.indptr_host).max()) + 1 if n else 1
-    budget = gl.table_budget(xp, table_bytes)
-    threads = max(1, min(kc, gl.MAX_GRID * BLOCK, budget // (SCRATCH_BYTES * scratch)))
-    blocks = min(gl.MAX_GRID, -(-threads // BLOCK))
-    slots = threads * scratch
-    mod.get_function("refine_communities")(
-        (blocks,),
-        (BLOCK,),
-        (
-            np.int32(kc),
-            cptr,
-            members,
-            g.indptr,
-            g.indices,
-            g.w,
-            g.k,
-            cc,
-            a,
-            np.float64(res_over_m2),
-            np.float64(theta),
-            np.uint64(key),
-            np.int64(salt),
-            ref,
-            ra,
-            rsize,
-            ext,
-            pos,
-            np.int32(threads),
-            np.int64(scratch),
-            xp.empty(slots, xp.int32),
-            xp.empty(slots, xp.float64),
-            xp.empty(slots, xp.float64),
-        ),
-    )
+    # candidate scratch: community c uses slots cptr[c]:cptr[c + 1]
+    buf_r = xp.empty(n, xp.int32)
+    buf_w = xp.empty(n, xp.float64)
+    buf_g = xp.empty(n, xp.float64)
+    kernel = mod.get_function("refine_communities")
+    for width, comms in refine_classes(xp, cptr, cc, g.indptr[1:] - g.indptr[:-1]):
+        count = int(comms.shape[0])
+        kernel(
+            gl._grid(count, BLOCK // width),
+            (BLOCK,),
+            (np.int32(count), comms, np.int32(width), cptr, members, g.indptr, g.indices, g.w)
+            + (g.k, cc, a, np.float64(res_over_m2), np.float64(theta), np.uint64(key))
+            + (np.int64(salt), ref, ra, rsize, ext, pos, buf_r, buf_w, buf_g),
+        )
     return ref
 
 
@@ -191,7 +191,6 @@ class LeidenEngine(gl.LouvainEngine):
             self.theta,
             self.key,
             salt,
-            self.table_bytes,
         )
 
 

@@ -53,7 +53,14 @@ import numpy as np
 
 from nx_gpumatch import levels
 from nx_gpumatch.cpu import louvain as cl
-from nx_gpumatch.gpu._launch import array_module, bincount, get_module, on_device, to_host
+from nx_gpumatch.gpu._launch import (
+    array_module,
+    bincount,
+    get_module,
+    on_device,
+    row_classes,
+    to_host,
+)
 
 __all__ = [
     "louvain_levels",
@@ -109,9 +116,9 @@ def _pow2_tables(deg):
 
 def table_budget(xp, table_bytes=None):
     """Bytes the scratch of one chunk (the move phase's global hash tables,
-    the aggregation's sorted arcs, the Leiden refinement's candidates) may
-    take: ``table_bytes`` if given, else TABLE_MEMORY_SHARE of the device's
-    free memory (CuPy's pool's cached blocks count as free)."""
+    the aggregation's sorted arcs) may take: ``table_bytes`` if given, else
+    TABLE_MEMORY_SHARE of the device's free memory (CuPy's pool's cached
+    blocks count as free)."""
     if table_bytes is not None:
         table_bytes = int(table_bytes)
         if table_bytes < SLOT_BYTES:
@@ -141,16 +148,7 @@ def table_chunks(off, budget_slots):
 def width_classes(xp, lengths, ids=None):
     """Rows grouped by the threads ROW_WIDTHS gives them: [(width, rows)], rows
     an int32 device array (``ids[...]`` when ids is given, else positions)."""
-    out = []
-    lo = -1
-    for hi, width in ROW_WIDTHS:
-        sel = lengths > lo if hi is None else (lengths > lo) & (lengths <= hi)
-        idx = xp.flatnonzero(sel)
-        if idx.shape[0]:
-            rows = ids[idx] if ids is not None else idx
-            out.append((width, xp.ascontiguousarray(rows.astype(xp.int32))))
-        lo = hi
-    return out
+    return row_classes(xp, lengths, ROW_WIDTHS, ids)
 
 
 def launch_rows(kernel, classes, args):

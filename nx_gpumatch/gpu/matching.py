@@ -17,10 +17,10 @@ import math
 
 import numpy as np
 
-from nx_gpumatch.gpu._launch import array_module, get_module, to_host
+from nx_gpumatch.gpu._launch import array_module, get_module, row_classes, to_host
 from nx_gpumatch.gpu.graph import device_graph
 
-__all__ = ["run", "suitor", "local_max", "red_blue", "DEFINES"]
+__all__ = ["run", "suitor", "local_max", "red_blue", "red_blue_classes", "DEFINES"]
 
 BLOCK = 128  # threads per block (4 warps)
 VERTICES_PER_WARP = 8  # the best setting in Naim et al. 2015
@@ -31,6 +31,11 @@ MAX_GRID = 4096  # grid-stride kernels need no more blocks than this
 # (the kernels of rounds after the last return at once, but still launch) and a
 # long one synchronises once per ROUNDS_PER_SYNC rounds.
 ROUNDS_PER_SYNC = 32
+# Threads per row of red-blue's rb_choose, by the row's length (as
+# nx_gpumatch.gpu.louvain.ROW_WIDTHS): up to 16 arcs one, up to WIDE_ROW a
+# warp, longer ones a block, so a hub's row never runs on one thread.
+WIDE_ROW = 512
+RB_WIDTHS = ((16, 1), (WIDE_ROW, 32), (None, BLOCK))
 
 
 def _batches(limit):
@@ -42,7 +47,7 @@ def _batches(limit):
 
 
 # Compiled into kernels/matching.cu (see nx_gpumatch.gpu._source.problem_defines).
-DEFINES = {"BLOCK_SIZE": BLOCK, "MAX_VPW": MAX_VPW}
+DEFINES = {"BLOCK_SIZE": BLOCK, "MAX_VPW": MAX_VPW, "WIDE_ROW": WIDE_ROW}
 EMPTY_WORD = np.uint64(0x7FFFFFFF_FFFFFFFF)
 _BLUE, _RED = 0, 1
 
@@ -131,17 +136,27 @@ def local_max(dg, *, backend="cupy", stats=None, rounds_per_sync=ROUNDS_PER_SYNC
         return mate
     mod = get_module("matching", backend)
     candidates = mod.get_function("ld_candidates")
+    candidates_wide = mod.get_function("ld_candidates_wide")
     match = mod.get_function("ld_match")
     push = mod.get_function("ld_push")
+    push_wide = mod.get_function("ld_push_wide")
     sptr, snbr = dg.sorted_adjacency()
     head = sptr[:-1].copy()
     cand = xp.full(n, -1, xp.int32)
     wl = xp.empty(2 * n, xp.int32)
     wl[:n] = xp.arange(n, dtype=xp.int32)
-    sizes = xp.zeros(3, xp.int64)  # worklists 0 and 1, vertices matched this round
+    # worklists 0 and 1, vertices matched this round, the long rows left to
+    # ld_push_wide and to ld_candidates_wide
+    sizes = xp.zeros(5, xp.int64)
     sizes[0] = n
     stamp = xp.zeros(n, xp.int64)  # stamp[v] == r: v is in round r's worklist
     matched = xp.empty(n, xp.int32)
+    # the long rows left to the *_wide kernels: each vertex once a round at most
+    wide = int(xp.count_nonzero(sptr[1:] - sptr[:-1] > WIDE_ROW))
+    wl_wide = xp.empty(max(1, wide), xp.int32)
+    wl_cand_wide = xp.empty(max(1, wide), xp.int32)
+    wide_grid = (min(MAX_GRID, wide),) if wide else None  # a block per row
+    wide_rows = xp.zeros(1, xp.uint64)
     rounds = xp.zeros(1, xp.int64)
     work = _work_counter(xp, stats)
     nn = np.int32(n)
@@ -157,21 +172,45 @@ def local_max(dg, *, backend="cupy", stats=None, rounds_per_sync=ROUNDS_PER_SYNC
             p = np.int32(rnd & 1)
             r = np.int64(rnd)
             candidates(
-                grid, (BLOCK,), (nn, p, wl, sizes, sptr, snbr, head, mate, cand, rounds, work)
+                grid,
+                (BLOCK,),
+                (nn, p, wl, sizes, sptr, snbr, head, mate, cand, wl_cand_wide, rounds, work),
             )
+            if wide_grid:
+                candidates_wide(
+                    wide_grid,
+                    (BLOCK,),
+                    (sizes, wl_cand_wide, sptr, snbr, head, mate, cand, wide_rows, work),
+                )
             match(grid, (BLOCK,), (nn, p, r, wl, sizes, cand, stamp, mate, matched))
             push(
                 grid,
                 (BLOCK,),
-                (nn, p, r, wl, sizes, sptr, snbr, mate, cand, stamp, matched, work),
+                (nn, p, r, wl, sizes, sptr, snbr, mate, cand, stamp, matched, wl_wide, work),
             )
+            if wide_grid:
+                push_wide(
+                    wide_grid,
+                    (BLOCK,),
+                    (nn, p, r, wl, sizes, sptr, snbr, mate, cand, stamp, wl_wide, wide_rows, work),
+                )
             rnd += 1
         syncs += 1
         size = int(sizes[rnd & 1])
         if size == 0:
             break
-    _record(stats, work, rounds=int(rounds[0]), host_syncs=syncs)
+    _record(stats, work, rounds=int(rounds[0]), host_syncs=syncs, wide_rows=int(wide_rows[0]))
     return mate
+
+
+def red_blue_classes(dg):
+    """rb_choose's row classes of ``dg`` by RB_WIDTHS: [(threads per row,
+    count, device int32 vertices)], the vertices None (all, in order) where
+    one class holds every vertex."""
+    classes = row_classes(dg.xp, dg.indptr[1:] - dg.indptr[:-1], RB_WIDTHS)
+    if len(classes) == 1:
+        return [(classes[0][0], dg.num_nodes, None)]
+    return [(width, int(rows.shape[0]), rows) for width, rows in classes]
 
 
 def red_blue(
@@ -211,6 +250,10 @@ def red_blue(
     grid = _grid(n)
     nn = np.int32(n)
     w = np.int32(1 if weighted else 0)
+    classes = [
+        (_grid(count * width), np.int32(count), rows, np.int32(width))
+        for width, count, rows in red_blue_classes(dg)
+    ]
     rnd = 0
     syncs = 0
     for batch in _batches(rounds_per_sync):
@@ -220,27 +263,13 @@ def red_blue(
             r = np.int64(rnd)
             color_k(grid, (BLOCK,), (nn, seed64, r, threshold, color, sigma, stop))
             for side in (_BLUE, _RED):
-                choose(
-                    grid,
-                    (BLOCK,),
-                    (
-                        nn,
-                        dg.indptr,
-                        lnbr,
-                        lrank,
-                        live_end,
-                        mate,
-                        color,
-                        sigma,
-                        seed64,
-                        r,
-                        w,
-                        np.int32(side),
-                        alive,
-                        stop,
-                        work,
-                    ),
-                )
+                for cgrid, count, rows, width in classes:
+                    choose(
+                        cgrid,
+                        (BLOCK,),
+                        (count, rows, width, dg.indptr, lnbr, lrank, live_end, mate, color)
+                        + (sigma, seed64, r, w, np.int32(side), alive, stop, work),
+                    )
             check((1,), (32,), (r, alive, stop, rounds))
             marry(grid, (BLOCK,), (nn, color, sigma, mate, stop))
             rnd += 1
