@@ -21,14 +21,14 @@ The graph is a biadjacency in CSR by column: the rows adjacent to column c are
 On one thread the matching is a function of the input. With more threads CAS
 races decide which tree, or which Karp-Sipser thread, claims a vertex, so the
 matching may change from call to call; its cardinality never does. The front
-end runs inputs below ``PARALLEL_MIN`` entries on one thread (``threads_for``);
-``transpose`` and ``verify`` have serial builds for them.
+end runs inputs below ``PARALLEL_MIN`` entries on one thread (``threads_for``),
+through the serial builds of :mod:`nx_gpumatch.cpu.bipartite_run`.
 """
 
 import numpy as np
 from numba import prange
 
-from nx_gpumatch.cpu import kernel, njit
+from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.atomics import atomic_add, atomic_store, cas
 
 UNSEEN = np.int32(0x7FFFFFFF)  # BFS level of a column not reached
@@ -44,7 +44,7 @@ ENDPOINT = np.int32(-2)  # rmatch of a free row claimed as the end of a path
 TRANSPOSE_PARTS = 4
 
 
-@kernel
+@njit(cache=True, parallel=True)
 def transpose(nrows, ncols, cptr, crows):
     """CSR by row (rptr, rcols) of the same graph, each row's columns in
     increasing order: a counting sort, with TRANSPOSE_PARTS column ranges
@@ -731,7 +731,7 @@ def konig_cover(nrows, ncols, cptr, crows, rmatch, cmatch):
     return row_cover, col_cover, hit < 0
 
 
-@kernel
+@njit(cache=True, parallel=True)
 def verify(nrows, ncols, cptr, crows, rmatch, cmatch, row_cover, col_cover):
     """True when rmatch/cmatch are one matching of the graph and the cover covers
     every edge with as many vertices as there are matched pairs."""
