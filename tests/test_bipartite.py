@@ -74,7 +74,10 @@ def test_adversarial_generators(kind, algo, init, nthreads):
 
 def test_big_levels_use_threads(nthreads):
     # enough columns per BFS level to take the parallel branch
-    A = bipartite_graph("random", 12_000, seed=1)
+    from nx_gpumatch.cpu import bipartite as cb
+
+    A = bipartite_graph("random", 20_000, seed=1)
+    assert A.shape[1] > cb.SMALL_LEVEL
     want = int((scipy_mbm(A) >= 0).sum())
     for algo in bp.ALGORITHMS:
         assert solve_checked(A, algorithm=algo, init="none") == want
@@ -231,6 +234,22 @@ def _parallel_callees(disp, seen=None):
             seen.add(id(callee))
             found |= _parallel_callees(callee, seen)
     return found
+
+
+def test_few_columns_run_the_serial_build(monkeypatch):
+    # 3000 x 3000 with 135 000 entries took 8-15x scipy's time on 2 threads: no
+    # search level had enough columns to split, so the threads only started teams
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import bipartite as cb
+
+    seen = _record_builds(monkeypatch)
+    A = sp.random(3000, 3000, density=0.015, format="csc", random_state=1)
+    assert A.nnz >= cpu.PARALLEL_MIN and A.shape[1] < cb.SMALL_LEVEL
+    with cpu.threads(2) as n:
+        if n < 2:
+            pytest.skip("needs 2 Numba threads")
+        assert solve_checked(A, device="cpu") == int((scipy_mbm(sp.csr_array(A)) >= 0).sum())
+    assert [build for build, _, _ in seen] == ["solve_serial"]
 
 
 def test_serial_build_reaches_no_parallel_loop():

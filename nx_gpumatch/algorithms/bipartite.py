@@ -132,6 +132,7 @@ def solve(
             cols.spread(cc, False),
         )
     from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import bipartite as cb
 
     if algorithm == "hopcroft_karp" and (device == "gpu" or backend != "cupy"):
         raise ValueError("the GPU engine runs 'apfb' or 'apsb', not 'hopcroft_karp'")
@@ -139,6 +140,9 @@ def solve(
     if init == "auto":
         init = "karp_sipser" if bi.num_edges >= KARP_SIPSER_MIN else "cheap"
     nthreads = cpu.threads_for(bi.num_edges, threads)
+    if bi.ncols < min(cb.SMALL_LEVEL, cpu.PARALLEL_MIN):
+        # no search level is wide enough to split: threads would only start teams
+        nthreads = 1
     if engine == "gpu":
         out = _solve_gpu(bi, algorithm, init, wr, layout, backend, block, nthreads)
     else:

@@ -84,7 +84,6 @@ solve_serial, check_cover_serial, *_ = serial_builds(
     augment_bfs,
     cb._ap_level,
     cb._alternate_all,
-    cb._fix_ends,
     konig_cover,
     cb.alternating_bfs,
     cb._start,
