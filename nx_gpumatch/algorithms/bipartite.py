@@ -22,10 +22,13 @@ ALGORITHMS = ("auto", "hopcroft_karp", "apfb", "apsb")
 # takes over after the first phase with fewer than cpu.bipartite.SLOW_PHASE paths.
 AUTO_APFB_PHASES = 8
 INITS = ("auto", "karp_sipser", "cheap", "none")
-# init="auto": Karp-Sipser from this many entries on, below it "cheap". Karp-Sipser's
-# pass of atomic degree updates cost more than the phases it saves on small random
-# and R-MAT inputs (1000 x 1000 with 15 000 entries: 166 us against 79).
+# init="auto": Karp-Sipser from this many entries on, and while columns have fewer
+# than KARP_SIPSER_DEGREE entries on average; else "cheap". Karp-Sipser's atomic
+# degree updates, a pass over the edges, cost more than the phases it saves on
+# small inputs (1000 x 1000 with 15 000 entries: 166 us against 79) and where
+# degree-one vertices are rare (3000 x 3000 with 135 000: 1.5 ms against 0.4).
 KARP_SIPSER_MIN = 1 << 15
+KARP_SIPSER_DEGREE = 16
 # Inputs with more rows and columns than twice their entries plus this many have
 # the ones without an edge left out before the engines run.
 COMPACT_ABOVE = 4096
@@ -138,7 +141,8 @@ def solve(
         raise ValueError("the GPU engine runs 'apfb' or 'apsb', not 'hopcroft_karp'")
     engine = resolve_device(device, bi.num_edges) if backend == "cupy" else "gpu"
     if init == "auto":
-        init = "karp_sipser" if bi.num_edges >= KARP_SIPSER_MIN else "cheap"
+        sparse = bi.num_edges < KARP_SIPSER_DEGREE * max(bi.ncols, 1)
+        init = "karp_sipser" if bi.num_edges >= KARP_SIPSER_MIN and sparse else "cheap"
     nthreads = cpu.threads_for(bi.num_edges, threads)
     if bi.ncols < min(cb.SMALL_LEVEL, cpu.PARALLEL_MIN):
         # no search level is wide enough to split: threads would only start teams
@@ -256,8 +260,9 @@ def maximum_bipartite_matching(
     algorithm : "auto" (the default: on the CPU a few APFB phases, then
         Hopcroft-Karp; on the GPU "apfb"), "hopcroft_karp" (CPU), "apfb" or
         "apsb" (Deveci et al. 2013; CPU or GPU)
-    init : "auto" (the default: "karp_sipser" from ``KARP_SIPSER_MIN`` entries on,
-        else "cheap"), "karp_sipser", "cheap" or "none" (the initial matching)
+    init : "auto" (the default: "karp_sipser" from ``KARP_SIPSER_MIN`` entries on
+        with fewer than ``KARP_SIPSER_DEGREE`` per column, else "cheap"),
+        "karp_sipser", "cheap" or "none" (the initial matching)
     return_cover : bool
         Also return a minimum vertex cover of the same size (Konig): for matrix
         inputs a pair (row indices, column indices); for a DataFrame a pair of
