@@ -305,6 +305,27 @@ def test_same_matching_on_every_call_below_the_thread_threshold():
         assert np.array_equal(gm.maximum_bipartite_matching(A, device="cpu"), first)
 
 
+def test_hopcroft_karp_from_cheap_repeats_on_threads(monkeypatch):
+    # The README's way to the same pairs on threads: Hopcroft-Karp's levels are
+    # the same whichever thread sets them and its path search runs on one
+    # thread; "cheap" is one pass on one thread (Karp-Sipser and APFB race)
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import bipartite as cb
+
+    A = bipartite_graph("random", 20_000, seed=5)
+    assert A.nnz >= cpu.PARALLEL_MIN and A.shape[0] >= cb.SMALL_LEVEL
+    kw = dict(device="cpu", algorithm="hopcroft_karp", init="cheap")
+    with cpu.threads(1):
+        first = gm.maximum_bipartite_matching(A, **kw)
+    seen = _record_builds(monkeypatch)
+    with cpu.threads(2) as n:
+        if n < 2:
+            pytest.skip("needs 2 Numba threads")
+        for _ in range(4):
+            assert np.array_equal(gm.maximum_bipartite_matching(A, **kw), first)
+    assert {build for build, _, _ in seen} == {"solve"}
+
+
 def test_perm_types_as_scipy():
     A = sp.csr_array(np.array([[1, 1, 0], [1, 0, 0]]))
     row = gm.maximum_bipartite_matching(A, "row")
