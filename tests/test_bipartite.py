@@ -74,7 +74,10 @@ def test_adversarial_generators(kind, algo, init, nthreads):
 
 def test_big_levels_use_threads(nthreads):
     # enough columns per BFS level to take the parallel branch
-    A = bipartite_graph("random", 12_000, seed=1)
+    from nx_gpumatch.cpu import bipartite as cb
+
+    A = bipartite_graph("random", 20_000, seed=1)
+    assert A.shape[1] > cb.SMALL_LEVEL
     want = int((scipy_mbm(A) >= 0).sum())
     for algo in bp.ALGORITHMS:
         assert solve_checked(A, algorithm=algo, init="none") == want
@@ -156,42 +159,136 @@ def test_transpose_and_karp_sipser(kind, nthreads):
         assert not np.any(np.repeat(free_c, lens) & (rmatch[bi.crows] < 0))
 
 
-def _record_threads(monkeypatch):
-    """Numba's thread count inside each call's augmenting phase."""
+def _record_builds(monkeypatch):
+    """(build, Numba's thread count, init code) of each CPU engine call."""
     import numba
 
-    from nx_gpumatch.cpu import bipartite as cb
+    from nx_gpumatch.cpu import bipartite_run as br
 
-    seen, inner = [], cb.augment_bfs
+    seen = []
 
-    def spy(*args):
-        seen.append(numba.get_num_threads())
-        return inner(*args)
+    def spy(name, inner):
+        def call(*args):
+            seen.append((name, numba.get_num_threads(), args[4]))
+            return inner(*args)
 
-    monkeypatch.setattr(cb, "augment_bfs", spy)
+        return call
+
+    for name in ("solve", "solve_serial"):
+        monkeypatch.setattr(br, name, spy(name, getattr(br, name)))
     return seen
 
 
-def test_small_inputs_run_on_one_thread(monkeypatch):
-    # starting the thread team on each BFS level made a 300 x 300 call take
-    # 20-200 ms with 2 threads (0.2 ms on one) on a loaded machine
-    from nx_gpumatch import cpu
+def test_small_inputs_run_the_serial_build(monkeypatch):
+    # A 300 x 300 call (2.9x scipy's time) spent more on setting Numba's thread
+    # count to one and back, on one-thread teams for each parallel loop, and on
+    # Karp-Sipser than on matching: it now runs the build without parallel
+    # loops, leaves the thread count alone and starts with "cheap".
+    import numba
 
-    seen = _record_threads(monkeypatch)
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import bipartite_run as br
+
+    seen = _record_builds(monkeypatch)
+    sets = []
+    set_threads = numba.set_num_threads
+    monkeypatch.setattr(numba, "set_num_threads", lambda n: (sets.append(n), set_threads(n)))
     small = sp.random(300, 300, density=0.02, format="csr", random_state=1)
     large = bipartite_graph("random", 6000, seed=1)
     with cpu.threads(2) as n:
         if n < 2:
             pytest.skip("needs 2 Numba threads")
         with cpu.parallel_min(2 * small.nnz):
-            assert large.nnz >= cpu.PARALLEL_MIN
+            assert large.nnz >= cpu.PARALLEL_MIN and large.nnz >= bp.KARP_SIPSER_MIN
+            sets.clear()
             gm.maximum_bipartite_matching(small, device="cpu")
             gm.maximum_bipartite_matching(small, device="cpu", threads=2)
+            gm.maximum_bipartite_matching(small, device="cpu", init="karp_sipser")
+            assert sets == []  # Numba's thread count never touched
             gm.maximum_bipartite_matching(large, device="cpu")
             gm.maximum_bipartite_matching(large, device="cpu", threads=1)
-    assert seen == [1, 1, 2, 1]
+    cheap, ks = br.INIT_CODES["cheap"], br.INIT_CODES["karp_sipser"]
+    assert seen == [
+        ("solve_serial", 2, cheap),
+        ("solve_serial", 2, cheap),
+        ("solve_serial", 2, ks),
+        ("solve", 2, ks),
+        ("solve_serial", 2, ks),
+    ]
     with pytest.raises(ValueError, match="threads"):
         gm.maximum_bipartite_matching(small, device="cpu", threads=0)
+
+
+def _parallel_callees(disp, seen=None):
+    """Names of the parallel builds that jitted ``disp`` reaches through its calls."""
+    from numba.core.registry import CPUDispatcher
+
+    seen = set() if seen is None else seen
+    found = set()
+    if disp.targetoptions.get("parallel"):
+        found.add(disp.py_func.__name__)
+    fn = disp.py_func
+    for name in fn.__code__.co_names:
+        callee = fn.__globals__.get(name)
+        if isinstance(callee, CPUDispatcher) and id(callee) not in seen:
+            seen.add(id(callee))
+            found |= _parallel_callees(callee, seen)
+    return found
+
+
+def test_few_columns_run_the_serial_build(monkeypatch):
+    # 3000 x 3000 with 135 000 entries took 8-15x scipy's time on 2 threads: no
+    # search level had enough columns to split, so the threads only started teams
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import bipartite as cb
+    from nx_gpumatch.cpu import bipartite_run as br
+
+    seen = _record_builds(monkeypatch)
+    A = sp.random(3000, 3000, density=0.015, format="csc", random_state=1)
+    assert A.nnz >= cpu.PARALLEL_MIN and A.shape[1] < cb.SMALL_LEVEL
+    with cpu.threads(2) as n:
+        if n < 2:
+            pytest.skip("needs 2 Numba threads")
+        assert solve_checked(A, device="cpu") == int((scipy_mbm(sp.csr_array(A)) >= 0).sum())
+    # and "cheap" first: Karp-Sipser's pass cost more than it saved at 45 a column
+    assert seen == [("solve_serial", 2, br.INIT_CODES["cheap"])]
+
+
+def test_serial_build_reaches_no_parallel_loop():
+    # every prange on the serial build's way is a plain loop: no thread team
+    from nx_gpumatch.cpu import bipartite_run as br
+
+    assert _parallel_callees(br.solve_serial) == set()
+    assert _parallel_callees(br.check_cover_serial) == set()
+    assert {"transpose", "_ks_round", "_ap_level", "verify"} <= _parallel_callees(br.solve)
+    A = bipartite_graph("hub", 300, seed=1)
+    bi, _ = bp.Biadjacency.from_scipy(A)
+    for init in (0, 1, 2):
+        for algo in (0, 1, 2, 3):
+            args = (bi.nrows, bi.ncols, bi.cptr, bi.crows, init, algo, True, 8)
+            one, two = br.solve_serial(*args), br.solve(*args)
+            assert one[-1] and two[-1]  # proved
+            assert (one[0] >= 0).sum() == (two[0] >= 0).sum() == (scipy_mbm(A) >= 0).sum()
+
+
+def test_a_matrix_is_checked_once(monkeypatch):
+    # from_scipy checked a CSR/CSC structure, then Biadjacency checked it again
+    import nx_gpumatch._input as inp
+
+    calls = []
+    check = inp.check_compressed
+    monkeypatch.setattr(
+        inp, "check_compressed", lambda *a, **k: (calls.append(1), check(*a, **k))[1]
+    )
+    for fmt in ("csr", "csc"):
+        A = sp.random(50, 40, density=0.1, format=fmt, random_state=2)
+        calls.clear()
+        assert solve_checked(A) == int((scipy_mbm(sp.csr_array(A)) >= 0).sum())
+        assert len(calls) == 1, fmt
+    with pytest.raises(ValueError, match="indices"):
+        bad = sp.csr_array(A)
+        bad.indices[0] = 99
+        gm.maximum_bipartite_matching(bad)
 
 
 def test_same_matching_on_every_call_below_the_thread_threshold():
@@ -206,6 +303,27 @@ def test_same_matching_on_every_call_below_the_thread_threshold():
             assert np.array_equal(gm.maximum_bipartite_matching(A, device="cpu"), first)
     with cpu.threads(1):
         assert np.array_equal(gm.maximum_bipartite_matching(A, device="cpu"), first)
+
+
+def test_hopcroft_karp_from_cheap_repeats_on_threads(monkeypatch):
+    # The README's way to the same pairs on threads: Hopcroft-Karp's levels are
+    # the same whichever thread sets them and its path search runs on one
+    # thread; "cheap" is one pass on one thread (Karp-Sipser and APFB race)
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import bipartite as cb
+
+    A = bipartite_graph("random", 20_000, seed=5)
+    assert A.nnz >= cpu.PARALLEL_MIN and A.shape[0] >= cb.SMALL_LEVEL
+    kw = dict(device="cpu", algorithm="hopcroft_karp", init="cheap")
+    with cpu.threads(1):
+        first = gm.maximum_bipartite_matching(A, **kw)
+    seen = _record_builds(monkeypatch)
+    with cpu.threads(2) as n:
+        if n < 2:
+            pytest.skip("needs 2 Numba threads")
+        for _ in range(4):
+            assert np.array_equal(gm.maximum_bipartite_matching(A, **kw), first)
+    assert {build for build, _, _ in seen} == {"solve"}
 
 
 def test_perm_types_as_scipy():

@@ -21,7 +21,17 @@ ALGORITHMS = ("auto", "hopcroft_karp", "apfb", "apsb")
 # search); on deep layered inputs a phase finds few paths, and Hopcroft-Karp
 # takes over after the first phase with fewer than cpu.bipartite.SLOW_PHASE paths.
 AUTO_APFB_PHASES = 8
-INITS = ("karp_sipser", "cheap", "none")
+INITS = ("auto", "karp_sipser", "cheap", "none")
+# init="auto": Karp-Sipser from this many entries on, and while columns have fewer
+# than KARP_SIPSER_DEGREE entries on average; else "cheap". Karp-Sipser's atomic
+# degree updates, a pass over the edges, cost more than the phases it saves on
+# small inputs (1000 x 1000 with 15 000 entries: 166 us against 79) and where
+# degree-one vertices are rare (3000 x 3000 with 135 000: 1.5 ms against 0.4).
+KARP_SIPSER_MIN = 1 << 15
+KARP_SIPSER_DEGREE = 16
+# Inputs with more rows and columns than twice their entries plus this many have
+# the ones without an edge left out before the engines run.
+COMPACT_ABOVE = 4096
 LAYOUTS = ("ct", "mt")
 
 __all__ = ["maximum_bipartite_matching", "bipartite_vertex_cover", "Biadjacency"]
@@ -31,12 +41,13 @@ class Biadjacency:
     """A bipartite graph as ``nrows`` x ``ncols`` with the rows of each column in
     ``crows[cptr[c]:cptr[c + 1]]`` (int64 / int32, repeated entries allowed)."""
 
-    def __init__(self, nrows, ncols, cptr, crows):
+    def __init__(self, nrows, ncols, cptr, crows, checked=False):
         self.nrows = int(nrows)
         self.ncols = int(ncols)
-        from nx_gpumatch._input import check_compressed
+        if not checked:  # checked: the caller has checked this very structure
+            from nx_gpumatch._input import check_compressed
 
-        check_compressed(cptr, crows, self.ncols, self.nrows, "biadjacency")
+            check_compressed(cptr, crows, self.ncols, self.nrows, "biadjacency")
         self.cptr = np.ascontiguousarray(cptr, np.int64)
         self.crows = np.ascontiguousarray(crows, np.int32)
 
@@ -57,11 +68,11 @@ class Biadjacency:
             raise ValueError("more than 2**31 - 2 rows or columns are not supported")
         from nx_gpumatch._input import check_sparse
 
-        check_sparse(A, "graph")
+        check_sparse(A, "graph")  # a CSR or CSC matrix's structure included: no second check
         if A.format == "csc":
-            return cls(nrows, ncols, A.indptr, A.indices), False
+            return cls(nrows, ncols, A.indptr, A.indices, checked=True), False
         csr = A if A.format == "csr" else A.tocsr()
-        return cls(ncols, nrows, csr.indptr, csr.indices), True
+        return cls(ncols, nrows, csr.indptr, csr.indices, checked=True), True
 
     @property
     def num_edges(self):
@@ -72,7 +83,7 @@ def solve(
     bi,
     *,
     algorithm="auto",
-    init="karp_sipser",
+    init="auto",
     device=None,
     threads=None,
     wr=True,
@@ -94,14 +105,17 @@ def solve(
         raise ValueError(f"init must be one of {INITS}, got {init!r}")
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    rows = compaction(bi.nrows, ids=(bi.crows,))
-    cols = compaction(bi.ncols, rows=bi.cptr)
+    # Rows and columns without an edge cost the engines a pass or two each, and
+    # compacting them away costs as much: only worth it where they outnumber the edges.
+    many_empty = bi.nrows + bi.ncols > 2 * bi.num_edges + COMPACT_ABOVE
+    rows = compaction(bi.nrows, ids=(bi.crows,)) if many_empty else None
+    cols = compaction(bi.ncols, rows=bi.cptr) if many_empty else None
     if rows is not None or cols is not None:
         # Rows and columns without an edge stay free and out of the cover.
         rows = rows or Compaction(bi.nrows, np.arange(bi.nrows))
         cols = cols or Compaction(bi.ncols, np.arange(bi.ncols))
         cptr = np.append(bi.cptr[cols.kept], bi.cptr[-1])
-        small = Biadjacency(rows.size, cols.size, cptr, rows.index(bi.crows))
+        small = Biadjacency(rows.size, cols.size, cptr, rows.index(bi.crows), checked=True)
         rm, cm, rc, cc = solve(
             small,
             algorithm=algorithm,
@@ -126,57 +140,91 @@ def solve(
     if algorithm == "hopcroft_karp" and (device == "gpu" or backend != "cupy"):
         raise ValueError("the GPU engine runs 'apfb' or 'apsb', not 'hopcroft_karp'")
     engine = resolve_device(device, bi.num_edges) if backend == "cupy" else "gpu"
-    if engine == "gpu" and algorithm in ("auto", "hopcroft_karp"):
-        algorithm = "apfb"  # the GPU's algorithm (device='auto' may have picked the GPU)
+    if init == "auto":
+        sparse = bi.num_edges < KARP_SIPSER_DEGREE * max(bi.ncols, 1)
+        init = "karp_sipser" if bi.num_edges >= KARP_SIPSER_MIN and sparse else "cheap"
+    nthreads = cpu.threads_for(bi.num_edges, threads)
+    if bi.ncols < min(cb.SMALL_LEVEL, cpu.PARALLEL_MIN):
+        # no search level is wide enough to split: threads would only start teams
+        nthreads = 1
+    if engine == "gpu":
+        out = _solve_gpu(bi, algorithm, init, wr, layout, backend, block, nthreads)
+    else:
+        from nx_gpumatch.cpu import bipartite_run as br
+
+        args = (
+            bi.nrows,
+            bi.ncols,
+            bi.cptr,
+            bi.crows,
+            br.INIT_CODES[init],
+            br.ALGORITHM_CODES[algorithm],
+            bool(wr),
+            AUTO_APFB_PHASES,
+        )
+        out = _serial_or_parallel(bi.num_edges, nthreads, br.solve_serial, br.solve, args)
+    rmatch, cmatch, row_cover, col_cover, phases, initial, work, proved = out
+    if not proved:
+        raise RuntimeError("internal error: the matching failed its optimality proof")
+    if stats is not None:
+        algorithm = (
+            "apfb" if engine == "gpu" and algorithm in ("auto", "hopcroft_karp") else algorithm
+        )
+        stats.update(engine=engine, algorithm=algorithm, phases=int(phases), initial=int(initial))
+        if work is not None:  # CPU engine: edges its searches scanned, the final one included
+            stats["work"] = int(work)
+    return rmatch, cmatch, row_cover, col_cover
+
+
+def _serial_or_parallel(size, nthreads, serial, parallel, args):
+    """``serial(*args)`` when the call runs on one thread: it starts no thread
+    team, so Numba's thread count is left as it is (setting and restoring it,
+    and each one-thread team, cost a small call's whole budget); else
+    ``parallel(*args)`` on ``nthreads`` threads. Either may run interpreted
+    (see :func:`nx_gpumatch.cpu.run`)."""
+    from nx_gpumatch import cpu
+
+    if nthreads == 1:
+        if not cpu.should_interpret("bipartite", size):
+            return serial(*args)
+        with cpu.run("bipartite", size):
+            return serial(*args)
+    with cpu.run("bipartite", size, nthreads):
+        return parallel(*args)
+
+
+def _solve_gpu(bi, algorithm, init, wr, layout, backend, block, nthreads):
+    """The GPU engine's run, with the initial matching and the proof on the CPU."""
+    from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import bipartite as cb
+    from nx_gpumatch.cpu import bipartite_run as br
+    from nx_gpumatch.gpu import bipartite as gb
+
     nr, nc = bi.nrows, bi.ncols
     rmatch = np.full(nr, -1, np.int32)
     cmatch = np.full(nc, -1, np.int32)
-    phases = 0
-    work = None
-    with cpu.run("bipartite", bi.num_edges, cpu.threads_for(bi.num_edges, threads)):
+    with cpu.run("bipartite", bi.num_edges, nthreads):
         if init == "cheap":
             cb.init_cheap(nc, bi.cptr, bi.crows, rmatch, cmatch)
         elif init == "karp_sipser":
             rptr, rcols = cb.transpose(nr, nc, bi.cptr, bi.crows)
             cb.init_karp_sipser(nr, nc, bi.cptr, bi.crows, rptr, rcols, rmatch, cmatch)
-        initial = int(np.count_nonzero(cmatch >= 0))
-        if engine == "gpu":
-            from nx_gpumatch.gpu import bipartite as gb
-
-            rmatch, cmatch, phases = gb.run(
-                bi,
-                rmatch,
-                cmatch,
-                full=algorithm == "apfb",
-                wr=wr,
-                layout=layout,
-                backend=backend,
-                block=block or gb.BLOCK,
-            )
-        elif algorithm == "hopcroft_karp":
-            phases, levels, work = cb.hopcroft_karp(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
-        else:
-            limit = AUTO_APFB_PHASES if algorithm == "auto" else -1
-            full = algorithm != "apsb"
-            phases, levels, work, done = cb.augment_bfs(
-                nr, nc, bi.cptr, bi.crows, rmatch, cmatch, full, bool(wr), limit
-            )
-            if not done:
-                more, levels, w = cb.hopcroft_karp(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
-                phases, work = phases + more, work + w
-        if engine == "gpu":
-            row_cover, col_cover, ok = cb.konig_cover(nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
-        else:  # the engines' last search found nothing and ran to its end
-            row_cover, col_cover = cb.cover_from_levels(nr, rmatch, levels)
-            ok = True
-        proved = ok and cb.verify(nr, nc, bi.cptr, bi.crows, rmatch, cmatch, row_cover, col_cover)
-    if not proved:
-        raise RuntimeError("internal error: the matching failed its optimality proof")
-    if stats is not None:
-        stats.update(engine=engine, algorithm=algorithm, phases=int(phases), initial=initial)
-        if work is not None:  # CPU engine: edges its searches scanned, the final one included
-            stats["work"] = int(work)
-    return rmatch, cmatch, row_cover, col_cover
+    initial = int(np.count_nonzero(cmatch >= 0))
+    rmatch, cmatch, phases = gb.run(
+        bi,
+        rmatch,
+        cmatch,
+        full=algorithm != "apsb",
+        wr=wr,
+        layout=layout,
+        backend=backend,
+        block=block or gb.BLOCK,
+    )
+    args = (nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
+    row_cover, col_cover, proved = _serial_or_parallel(
+        bi.num_edges, nthreads, br.check_cover_serial, br.check_cover, args
+    )
+    return rmatch, cmatch, row_cover, col_cover, phases, initial, None, proved
 
 
 # ----------------------------------------------------------- public function
@@ -185,7 +233,7 @@ def maximum_bipartite_matching(
     perm_type="row",
     *,
     algorithm="auto",
-    init="karp_sipser",
+    init="auto",
     return_cover=False,
     device=None,
     threads=None,
@@ -212,7 +260,9 @@ def maximum_bipartite_matching(
     algorithm : "auto" (the default: on the CPU a few APFB phases, then
         Hopcroft-Karp; on the GPU "apfb"), "hopcroft_karp" (CPU), "apfb" or
         "apsb" (Deveci et al. 2013; CPU or GPU)
-    init : "karp_sipser", "cheap" or "none" (the initial matching)
+    init : "auto" (the default: "karp_sipser" from ``KARP_SIPSER_MIN`` entries on
+        with fewer than ``KARP_SIPSER_DEGREE`` per column, else "cheap"),
+        "karp_sipser", "cheap" or "none" (the initial matching)
     return_cover : bool
         Also return a minimum vertex cover of the same size (Konig): for matrix
         inputs a pair (row indices, column indices); for a DataFrame a pair of

@@ -14,7 +14,12 @@ finishes within --scipy-limit seconds (it runs in a subprocess that is killed
 past the limit; 0 skips it). Several sizes show whether a ratio grows with
 the size (a defect) or stays constant.
 
-``--skip-main`` runs part 2 only.
+Part 3 (``--small-sizes 300,1000,3000``): small random matrices (density 1.5%,
+and the random generator's 8 entries per row) against scipy, each time the
+median of ``--small-repeat`` warm calls, the two interleaved; small inputs
+should stay within 2x scipy's time.
+
+``--skip-main`` runs parts 2 and 3 only.
 """
 
 import argparse
@@ -49,10 +54,14 @@ def main(argv):
     ap.add_argument("--size", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--adversarial-size", default="200000", help="size, or sizes: 50000,200000")
-    ap.add_argument("--skip-main", action="store_true", help="part 2 only")
+    ap.add_argument(
+        "--adversarial-size", default="200000", help="size, or sizes: 50000,200000 ('' skips)"
+    )
+    ap.add_argument("--skip-main", action="store_true", help="parts 2 and 3 only")
     ap.add_argument("--scipy-limit", type=float, default=60.0)
     ap.add_argument("--no-igraph", action="store_true")
+    ap.add_argument("--small-sizes", default="", help="part 3: sizes, e.g. 300,1000,3000")
+    ap.add_argument("--small-repeat", type=int, default=200)
     args = ap.parse_args(argv)
 
     from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
@@ -103,9 +112,32 @@ def main(argv):
             sizes = {s for _, _, s in rows}
             print(f"  same cardinality everywhere: {sizes == {card}}")
 
-        for s in (int(x) for x in str(args.adversarial_size).split(",")):
+        for s in (int(x) for x in str(args.adversarial_size).split(",") if x):
             _adversarial(s, r, args.scipy_limit, GENERATORS, bipartite_graph, Biadjacency, solve)
+        for s in (int(x) for x in str(args.small_sizes).split(",") if x):
+            _small(s, args.small_repeat, scipy_mbm, bipartite_graph)
     return 0
+
+
+def _small(n, repeat, scipy_mbm, bipartite_graph):
+    import scipy.sparse as sp
+
+    import nx_gpumatch as gm
+
+    inputs = (
+        ("density 1.5%", sp.random(n, n, density=0.015, format="csr", random_state=1)),
+        ("random, 8 per row", bipartite_graph("random", n, 0).tocsr()),
+    )
+    for name, A in inputs:
+        ours, theirs = [], []
+        for _ in range(5):  # interleaved: a change in the machine's load hits both
+            ours.append(median_time(lambda A=A: gm.maximum_bipartite_matching(A), repeat)[0])
+            theirs.append(median_time(lambda A=A: scipy_mbm(A), repeat)[0])
+        t, t_sp = sorted(ours)[2], sorted(theirs)[2]
+        print(
+            f"small {n:,} x {n:,} {name:18s} {A.nnz:8,d} entries: scipy {t_sp * 1e6:8.1f} us,"
+            f" gpumatch {t * 1e6:8.1f} us, {t / t_sp:5.2f}x"
+        )
 
 
 def _adversarial(s, r, scipy_limit, generators, bipartite_graph, Biadjacency, solve):

@@ -72,8 +72,8 @@ def add_command(subparsers):
     e.add_argument(
         "--init",
         choices=INITS,
-        default="karp_sipser",
-        help="initial matching (default karp_sipser)",
+        default="auto",
+        help="initial matching (default auto: karp_sipser on large inputs, else cheap)",
     )
     e.add_argument(
         "--layout",

@@ -263,6 +263,33 @@ class Kernel:
         return self.serial
 
 
+def serial_builds(*dispatchers):
+    """Serial builds of jitted functions that call one another: for each of
+    ``dispatchers`` (made by :func:`njit`) a twin compiled without
+    ``parallel``, whose calls to any of the others reach their twins. A whole
+    call tree then runs with no thread team at all (``prange`` is a plain
+    loop), where even a one-thread team costs microseconds per parallel loop.
+    Returns the twins in the order given."""
+    spaces = {}  # each module's globals, with the twins in place of the originals
+    twins = {}
+    for disp in dispatchers:
+        fn = disp.py_func
+        space = spaces.setdefault(id(fn.__globals__), dict(fn.__globals__))
+        # Numba's disk cache is keyed by qualified name, not by flags or globals.
+        twin = types.FunctionType(
+            fn.__code__, space, fn.__name__ + "_serial", fn.__defaults__, fn.__closure__
+        )
+        twin.__qualname__ = fn.__qualname__ + "_serial"
+        twin.__module__ = fn.__module__
+        twin.__doc__ = fn.__doc__
+        twins[id(disp)] = njit(cache=True)(twin)
+    for space in spaces.values():  # read at compile time, after this returns
+        for name, value in space.items():
+            if id(value) in twins:
+                space[name] = twins[id(value)]
+    return [twins[id(d)] for d in dispatchers]
+
+
 def kernel(fn=None, **options):
     """Decorator making a :class:`Kernel` (``@njit(cache=True)`` plus ``options``;
     ``parallel=`` sets the parallel build's options)."""

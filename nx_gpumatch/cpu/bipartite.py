@@ -21,14 +21,14 @@ The graph is a biadjacency in CSR by column: the rows adjacent to column c are
 On one thread the matching is a function of the input. With more threads CAS
 races decide which tree, or which Karp-Sipser thread, claims a vertex, so the
 matching may change from call to call; its cardinality never does. The front
-end runs inputs below ``PARALLEL_MIN`` entries on one thread (``threads_for``);
-``transpose`` and ``verify`` have serial builds for them.
+end runs inputs below ``PARALLEL_MIN`` entries on one thread (``threads_for``),
+through the serial builds of :mod:`nx_gpumatch.cpu.bipartite_run`.
 """
 
 import numpy as np
 from numba import prange
 
-from nx_gpumatch.cpu import kernel, njit
+from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.atomics import atomic_add, atomic_store, cas
 
 UNSEEN = np.int32(0x7FFFFFFF)  # BFS level of a column not reached
@@ -44,7 +44,7 @@ ENDPOINT = np.int32(-2)  # rmatch of a free row claimed as the end of a path
 TRANSPOSE_PARTS = 4
 
 
-@kernel
+@njit(cache=True, parallel=True)
 def transpose(nrows, ncols, cptr, crows):
     """CSR by row (rptr, rcols) of the same graph, each row's columns in
     increasing order: a counting sort, with TRANSPOSE_PARTS column ranges
@@ -190,12 +190,18 @@ def _ks_round(n, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, 
             0, n, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
         )
         return
-    for j in prange(chunks):
-        lo = np.int64(j) * n // chunks
-        hi = (np.int64(j) + 1) * n // chunks
-        _ks_chunk(
-            lo, hi, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg, queue, tail
-        )
+    counter = np.zeros(1, np.int64)
+    for _ in prange(_workers(chunks)):
+        while True:
+            j = atomic_add(counter, 0, 1)
+            if j >= chunks:
+                break
+            lo = j * n // chunks
+            hi = (j + 1) * n // chunks
+            _ks_chunk(
+                lo, hi, greedy, items, cptr, crows, rptr, rcols, rmatch, cmatch, cdeg, rdeg,
+                queue, tail,
+            )  # fmt: skip
 
 
 @njit(cache=True)
@@ -277,8 +283,27 @@ def _expand(c, level, cptr, crows, rmatch, dist, nxt, count, found):
 
 
 # A level with fewer columns than this is expanded on one thread: starting the
-# thread team costs more, and deep thin searches (long paths) have many such levels.
-SMALL_LEVEL = 4096
+# thread team costs more (on a loaded machine, up to a scheduler time slice for
+# a thread that is not running), and deep thin searches (long paths) have many
+# such levels.
+SMALL_LEVEL = 16384
+# Parallel loops hand out their items in chunks of this many, each taken by the
+# first free thread (an atomic counter): a thread that shares its core with
+# another process takes fewer chunks instead of holding up the other one with
+# a fixed half (Numba's own prange splits statically).
+CHUNK = 1024
+
+
+# Iterations of a prange whose bodies take chunks from a counter until none is
+# left: at least one per thread (the first of a thread's iterations takes its
+# share, the others end at once). Numba's thread count in jitted code would be a
+# ctypes call, which keeps the kernels out of the disk cache.
+WORKERS = 256
+
+
+@njit(cache=True)
+def _workers(nchunks):
+    return max(1, min(WORKERS, nchunks))
 
 
 @njit(cache=True, parallel=True)
@@ -289,8 +314,17 @@ def _expand_level(front, nfront, level, cptr, crows, rmatch, dist, nxt, count, f
         for i in range(nfront):
             work += _expand(front[i], level, cptr, crows, rmatch, dist, nxt, count, found)
         return work
-    for i in prange(nfront):
-        work += _expand(front[np.int64(i)], level, cptr, crows, rmatch, dist, nxt, count, found)
+    chunks = (nfront + CHUNK - 1) // CHUNK
+    counter = np.zeros(1, np.int64)
+    for _ in prange(_workers(chunks)):
+        w = 0
+        while True:
+            j = atomic_add(counter, 0, 1)
+            if j >= chunks:
+                break
+            for i in range(j * CHUNK, min((j + 1) * CHUNK, nfront)):
+                w += _expand(front[i], level, cptr, crows, rmatch, dist, nxt, count, found)
+        work += w
     return work
 
 
@@ -578,11 +612,20 @@ def _ap_level(
                 nxt, count, ends, nends, wr,
             )  # fmt: skip
         return work
-    for i in prange(nfront):
-        work += _ap_expand(
-            front[np.int64(i)], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
-            nxt, count, ends, nends, wr,
-        )  # fmt: skip
+    chunks = (nfront + CHUNK - 1) // CHUNK
+    counter = np.zeros(1, np.int64)
+    for _ in prange(_workers(chunks)):
+        w = 0
+        while True:
+            j = atomic_add(counter, 0, 1)
+            if j >= chunks:
+                break
+            for i in range(j * CHUNK, min((j + 1) * CHUNK, nfront)):
+                w += _ap_expand(
+                    front[i], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
+                    nxt, count, ends, nends, wr,
+                )  # fmt: skip
+        work += w
     return work
 
 
@@ -606,15 +649,27 @@ def _alternate(r, rmatch, cmatch, parent, root, pred, owner):
 
 @njit(cache=True, parallel=True)
 def _alternate_all(ends, nends, rmatch, cmatch, parent, root, pred, owner):
-    for i in prange(nends):
-        _alternate(ends[np.int64(i)], rmatch, cmatch, parent, root, pred, owner)
+    if nends < SMALL_LEVEL:  # few paths: no thread team
+        for i in range(nends):
+            _alternate(ends[i], rmatch, cmatch, parent, root, pred, owner)
+        return
+    chunks = (nends + CHUNK - 1) // CHUNK
+    counter = np.zeros(1, np.int64)
+    for _ in prange(_workers(chunks)):
+        while True:
+            j = atomic_add(counter, 0, 1)
+            if j >= chunks:
+                break
+            for i in range(j * CHUNK, min((j + 1) * CHUNK, nends)):
+                _alternate(ends[i], rmatch, cmatch, parent, root, pred, owner)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _fix_ends(ends, nends, rmatch):
-    """Endpoints whose path lost the claim of its root are free again."""
-    for i in prange(nends):
-        r = ends[np.int64(i)]
+    """Endpoints whose path lost the claim of its root are free again (one
+    read per path: not worth a thread team)."""
+    for i in range(nends):
+        r = ends[i]
         if rmatch[r] == ENDPOINT:
             rmatch[r] = -1
 
@@ -731,7 +786,7 @@ def konig_cover(nrows, ncols, cptr, crows, rmatch, cmatch):
     return row_cover, col_cover, hit < 0
 
 
-@kernel
+@njit(cache=True, parallel=True)
 def verify(nrows, ncols, cptr, crows, rmatch, cmatch, row_cover, col_cover):
     """True when rmatch/cmatch are one matching of the graph and the cover covers
     every edge with as many vertices as there are matched pairs."""

@@ -1,0 +1,93 @@
+"""A whole CPU bipartite matching in one compiled call: initial matching,
+augmenting phases, Konig cover and its check.
+
+``solve`` runs the parallel kernels of :mod:`nx_gpumatch.cpu.bipartite`;
+``solve_serial`` (and ``konig_cover_serial``) the same code with every
+``prange`` a plain loop, for calls on one thread: no thread team is started,
+and the caller leaves Numba's thread count alone. On a small input both of
+those cost more than the matching itself.
+"""
+
+import numpy as np
+
+from nx_gpumatch.cpu import bipartite as cb
+from nx_gpumatch.cpu import njit, serial_builds
+from nx_gpumatch.cpu.bipartite import (
+    augment_bfs,
+    cover_from_levels,
+    hopcroft_karp,
+    init_cheap,
+    init_karp_sipser,
+    konig_cover,
+    transpose,
+    verify,
+)
+
+INIT_CODES = {"none": 0, "cheap": 1, "karp_sipser": 2}
+ALGORITHM_CODES = {"auto": 0, "hopcroft_karp": 1, "apfb": 2, "apsb": 3}
+
+
+@njit(cache=True)
+def solve(nrows, ncols, cptr, crows, init, algorithm, wr, apfb_phases):
+    """(rmatch, cmatch, row_cover, col_cover, phases, initial, work, proved).
+
+    ``init`` and ``algorithm`` are codes of :data:`INIT_CODES` and
+    :data:`ALGORITHM_CODES`; "auto" runs at most ``apfb_phases`` APFB phases,
+    then Hopcroft-Karp. ``initial`` is the size of the initial matching,
+    ``work`` the edges the searches scanned, ``proved`` whether the cover
+    checked out (a matching and a cover of its size)."""
+    rmatch = np.full(nrows, -1, np.int32)
+    cmatch = np.full(ncols, -1, np.int32)
+    if init == 1:
+        init_cheap(ncols, cptr, crows, rmatch, cmatch)
+    elif init == 2:
+        rptr, rcols = transpose(nrows, ncols, cptr, crows)
+        init_karp_sipser(nrows, ncols, cptr, crows, rptr, rcols, rmatch, cmatch)
+    initial = 0
+    for c in range(ncols):
+        if cmatch[c] >= 0:
+            initial += 1
+    if algorithm == 1:
+        phases, levels, work = hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch)
+    else:
+        limit = apfb_phases if algorithm == 0 else -1
+        phases, levels, work, done = augment_bfs(
+            nrows, ncols, cptr, crows, rmatch, cmatch, algorithm != 3, wr, limit
+        )
+        if not done:
+            more, levels, w = hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch)
+            phases += more
+            work += w
+    # the engines' last search found nothing and ran to its end: levels mark what it reached
+    row_cover, col_cover = cover_from_levels(nrows, rmatch, levels)
+    proved = verify(nrows, ncols, cptr, crows, rmatch, cmatch, row_cover, col_cover)
+    return rmatch, cmatch, row_cover, col_cover, phases, initial, work, proved
+
+
+@njit(cache=True)
+def check_cover(nrows, ncols, cptr, crows, rmatch, cmatch):
+    """:func:`konig_cover` of a given matching and its check: (row_cover,
+    col_cover, proved)."""
+    row_cover, col_cover, ok = konig_cover(nrows, ncols, cptr, crows, rmatch, cmatch)
+    proved = ok and verify(nrows, ncols, cptr, crows, rmatch, cmatch, row_cover, col_cover)
+    return row_cover, col_cover, proved
+
+
+# Every function on the way from these two to a prange loop.
+solve_serial, check_cover_serial, *_ = serial_builds(
+    solve,
+    check_cover,
+    transpose,
+    init_karp_sipser,
+    cb._ks_round,
+    hopcroft_karp,
+    augment_bfs,
+    cb._ap_level,
+    cb._alternate_all,
+    konig_cover,
+    cb.alternating_bfs,
+    cb._start,
+    cb._expand_level,
+    cover_from_levels,
+    verify,
+)
