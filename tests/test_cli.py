@@ -327,3 +327,89 @@ def test_bipartite_reads_mtx_in_any_case_and_refuses_generator_options(capsys, t
 def test_louvain_max_level_past_sys_maxsize():
     out = run("louvain", "-n", "200", "-m", "800", "--max-level", str(10**20))
     assert "ours by networkx" in out
+
+
+# ------------------------------------------------------------ Leiden's metric
+@pytest.fixture
+def planted_csv(tmp_path):
+    from nx_gpumatch.generators import planted_partition
+
+    g, _ = planted_partition(300, 6, 4, 1.5, seed=2)
+    path = tmp_path / "planted.csv"
+    pd.DataFrame({"source": g.edge_src, "target": g.edge_dst, "weight": g.edge_weight}).to_csv(
+        path, index=False
+    )
+    return path
+
+
+def _cpm_of(edges, labels, gamma):
+    """networkx's constant_potts_model, node weights 1, counted by hand."""
+    com = dict(zip(labels.vertex, labels.community))
+    inner = sum(w for s, t, w in edges.itertuples(index=False) if com[s] == com[t])
+    sizes = labels.community.value_counts().to_numpy()
+    return inner - gamma * float((sizes * sizes).sum()) / 2.0
+
+
+@pytest.mark.parametrize("theta", [None, "0.5"])
+def test_leiden_metric_cpm_and_theta(planted_csv, tmp_path, theta):
+    import nx_gpumatch as gm
+
+    out_csv = tmp_path / "c.csv"
+    argv = ["--input", str(planted_csv), "--leiden", "--metric", "cpm", "--resolution", "0.02"]
+    argv += ["-o", str(out_csv)] + ([] if theta is None else ["--theta", theta])
+    out = run("louvain", *argv)
+    assert "Leiden, cpm," in out
+    assert out.splitlines()[2].split()[-3:] == ["cpm", "time", "(s)"]  # the per-level column
+    result = next(line for line in out.splitlines() if line.startswith("result"))
+    assert "modularity" not in result
+    reported = float(result.split(", cpm ")[1].split(",")[0])
+    edges = pd.read_csv(planted_csv)
+    labels = pd.read_csv(out_csv)
+    assert reported == pytest.approx(_cpm_of(edges, labels, 0.02), abs=1e-5)
+    # the same partition as the library's, with the same theta
+    kw = {} if theta is None else {"theta": float(theta)}
+    lib = gm.leiden_communities(edges, metric="cpm", resolution=0.02, **kw)
+    both = labels.merge(lib, on="vertex", suffixes=("_cli", "_lib"))
+    assert len(both) == len(labels) == len(lib)
+    assert (both.community_cli == both.community_lib).all()
+
+
+def test_leiden_theta_reaches_the_engine(planted_csv, tmp_path):
+    parts = []
+    for theta in ("0.01", "100"):
+        out_csv = tmp_path / f"c{theta}.csv"
+        run(
+            "louvain", "--input", str(planted_csv), "--leiden", "--theta", theta, "-o", str(out_csv)
+        )
+        parts.append(pd.read_csv(out_csv).community.tolist())
+    assert parts[0] != parts[1]  # a refinement this random picks other sub-communities
+
+
+def test_leiden_metric_modularity_is_the_default(planted_csv):
+    default = run("louvain", "--input", str(planted_csv), "--leiden")
+    named = run("louvain", "--input", str(planted_csv), "--leiden", "--metric", "modularity")
+    assert "Leiden, modularity," in default and "communities, modularity " in default
+    result = [next(x for x in o.splitlines() if x.startswith("result")) for o in (default, named)]
+    assert (
+        result[0].split(" s ")[0].rsplit(",", 1)[0] == result[1].split(" s ")[0].rsplit(",", 1)[0]
+    )
+
+
+def test_leiden_options_need_leiden(capsys):
+    for opt in (["--metric", "cpm"], ["--metric", "modularity"], ["--theta", "0.1"]):
+        msg = _error(capsys, "louvain", "-n", "10", "-m", "20", *opt)
+        assert f"{opt[0]} needs --leiden" in msg
+    assert "theta" in _error(
+        capsys, "louvain", "--no-progress", "-n", "10", "--leiden", "--theta", "0"
+    )
+    assert "invalid choice" in _error(capsys, "louvain", "--leiden", "--metric", "CPM")
+
+
+def test_louvain_help_explains_the_metric():
+    from nx_gpumatch.cli import build_parser
+
+    sub = build_parser()._subparsers._group_actions[0].choices["louvain"]
+    text = " ".join(sub.format_help().split())
+    assert "--metric {modularity,cpm}" in text and "(default: modularity)" in text
+    assert "gamma per pair of nodes" in text and "much smaller than 1" in text
+    assert "--theta" in text

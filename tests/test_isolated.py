@@ -369,3 +369,28 @@ def test_first_calls_run_interpreted_on_the_edges_only(huge, name):
 
     with cpu.interpreted():
         _fast(lambda: CALLS[name](huge.with_weights(huge.edge_weight)))
+
+
+@pytest.mark.parametrize("case", ["late", "never", "second-array", "rows"])
+def test_compaction_stops_early_only_when_everyone_is_kept(case):
+    """compaction marks long id arrays in chunks and stops once every vertex is
+    kept: a vertex named only at the very end, or only in a later array, or not
+    at all, must still come out right."""
+    from nx_gpumatch.algorithms._compact import compaction
+
+    n = 1000
+    rng = np.random.default_rng(5)
+    ids = rng.integers(0, n - 1, 400_000)  # vertex n - 1 not among them
+    rows, arrays = None, [ids]
+    if case == "late":
+        ids[-1] = n - 1
+    elif case == "second-array":
+        arrays.append(np.array([n - 1]))
+    elif case == "rows":  # everyone has a row: the ids need not be read
+        rows = np.arange(n + 1)
+        arrays = [np.full(10, -(10**9))]  # would raise if read
+    c = compaction(n, rows=rows, ids=arrays)
+    if case == "never":
+        assert c is not None and c.kept.tolist() == list(range(n - 1))
+    else:
+        assert c is None

@@ -146,3 +146,21 @@ def test_integer_names_beyond_int64_use_the_general_path():
     men = {-(2**63): [2**63 - 1], -(2**63) + 1: [2**63 - 1]}
     women = {2**63 - 1: [-(2**63) + 1, -(2**63)]}
     assert nx_gpumatch.stable_marriage(men, women) == {-(2**63) + 1: 2**63 - 1}
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3])
+def test_short_names_across_scan_blocks(parts):
+    """The short-name lookup scans separators a block of bytes at a time and
+    reads 8 bytes at each name: names cut by a block's end, and names within 8
+    bytes of the buffer's end, are found as well as any other."""
+    rng = np.random.default_rng(11)
+    keys = sorted({"".join(rng.choice(list("abcé"), k)) for k in range(9) for _ in range(30)})
+    keys = [k for k in keys if len(k.encode()) <= 8]
+    assert csm.SEP_BLOCK * 3 < 8 * 10_000  # the buffer spans several blocks
+    words = [keys[i] for i in rng.integers(0, len(keys), 10_000)]
+    words[100] = "abababab" + "a"  # 9 bytes: not a short key
+    for tail in ([], ["a"], ["abcabcab"], ["", ""]):
+        got = words + [k for k in tail if k in keys]
+        ids, status = csm.encode_names(sm._utf8(got), sm._utf8(keys), len(keys), len(got), 0, parts)
+        want = [keys.index(x) if x in keys else -1 for x in got]
+        assert status == (1 if -1 in want else 0) and ids.tolist() == want

@@ -83,11 +83,29 @@ def compaction(n, rows=None, ids=(), extra=None):
         keep = np.zeros(n, np.bool_)
     if extra is not None:
         keep |= extra
+    full = keep.all()
     for a in ids:
-        keep[a] = True
-    if n == 0 or keep.all():
+        if full:
+            break
+        full = _mark(keep, a)
+    if n == 0 or full:
         return None
     return Compaction(n, np.flatnonzero(keep))
+
+
+def _mark(keep, ids):
+    """keep[ids] = True, in growing chunks that stop once every vertex is kept
+    (on dense inputs the first few lists name everyone: the rest is not read).
+    True if every vertex is kept."""
+    step = max(4 * keep.shape[0], 1 << 16)
+    lo = 0
+    while lo < ids.shape[0]:
+        keep[ids[lo : lo + step]] = True
+        lo += step
+        step *= 2
+        if keep.all():
+            return True
+    return False
 
 
 # Derived data of a graph that is the same in its compaction: per edge, or per

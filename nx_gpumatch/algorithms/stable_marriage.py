@@ -17,6 +17,7 @@ man-optimal stable matching, whichever algorithm and engine computes it.
 """
 
 import numbers
+import sys
 from collections.abc import Mapping
 
 import numpy as np
@@ -368,7 +369,7 @@ def solve(prefs, *, algorithm="mcvitie_wilson", engine="parallel", threads=None,
     from nx_gpumatch.cpu.stable_marriage import LOW
 
     mc = compaction(prefs.n_men, rows=prefs.ptr)
-    wc = compaction(prefs.n_women, ids=(prefs.packed & LOW,))
+    wc = compaction(prefs.n_women, ids=(_women_of(prefs.packed),))
     if mc is not None or wc is not None:
         # People without a mutually ranked partner stay single.
         mc = mc or Compaction(prefs.n_men, np.arange(prefs.n_men))
@@ -405,6 +406,13 @@ def solve(prefs, *, algorithm="mcvitie_wilson", engine="parallel", threads=None,
         mate = csm.mates_from_words(word, prefs.n_men)
     proposals = int((nxt - prefs.ptr[:-1]).sum())
     return mate, proposals
+
+
+def _women_of(packed):
+    """The woman of each packed entry: a strided view of the words' low halves
+    (no masked copy of the whole array)."""
+    low = 0 if sys.byteorder == "little" else 1
+    return packed.view(np.int32)[low::2]
 
 
 def _choose_engine(prefs, algorithm, device, parallel, threads):

@@ -22,7 +22,12 @@ def add_command(subparsers):
     add_graph_arguments(p, n=100_000, m=800_000)
     a = p.add_argument_group("Louvain")
     a.add_argument(
-        "--resolution", type=float, default=1.0, help="modularity resolution (default 1)"
+        "--resolution",
+        type=float,
+        default=1.0,
+        help="resolution of the metric (default 1): modularity's gamma, or with --metric cpm the "
+        "edge density a community must exceed, gamma per pair of nodes (between 0 and 1 on unit "
+        "weights; typical values are much smaller than 1, e.g. 0.01)",
     )
     a.add_argument(
         "--threshold",
@@ -57,6 +62,20 @@ def add_command(subparsers):
         help="Leiden: at most this many passes (default: until one gains under 2.5%%, usually three)",
     )
     a.add_argument(
+        "--metric",
+        choices=("modularity", "cpm"),
+        default=None,
+        help="Leiden: the objective (default: modularity); cpm is networkx's Constant Potts "
+        "Model, whose --resolution is gamma per pair of nodes, so typical values are much "
+        "smaller than 1",
+    )
+    a.add_argument(
+        "--theta",
+        type=float,
+        default=None,
+        help="Leiden: randomness of the refinement, in units of edge weight (default 0.01)",
+    )
+    a.add_argument(
         "--order-seed",
         type=int,
         default=None,
@@ -85,10 +104,13 @@ def run_louvain(args):
     if args.max_level is not None and args.max_level <= 0:
         print("error: --max-level must be a positive integer", file=sys.stderr)
         return 2
-    if args.passes is not None and not args.leiden:
+    if not args.leiden:
         from nx_gpumatch.cli._common import CliError
 
-        raise CliError("--passes needs --leiden")
+        for opt in ("passes", "metric", "theta"):
+            if getattr(args, opt) is not None:
+                raise CliError(f"--{opt} needs --leiden (Louvain optimises modularity)")
+    metric = args.metric or "modularity"
     cfg = get_config()
     try:
         if args.coarse_threshold is not None:
@@ -120,7 +142,8 @@ def run_louvain(args):
         if args.leiden:
             from nx_gpumatch.algorithms import leiden
 
-            gen = leiden.levels(g, passes=args.passes, **common)
+            extra = {} if args.theta is None else {"theta": args.theta}
+            gen = leiden.levels(g, passes=args.passes, metric=metric, **extra, **common)
         else:
             gen = lv.levels(g, threshold=args.threshold, **common)
         for labels, info in gen:
@@ -135,20 +158,20 @@ def run_louvain(args):
     print(
         f"graph        {src}: {g.num_nodes:,} vertices, {g.num_edges:,} edges (built in {t_load:.3f} s)"
     )
-    method = "Leiden" if args.leiden else f"Louvain, threshold {args.threshold:g},"
+    method = f"Leiden, {metric}," if args.leiden else f"Louvain, threshold {args.threshold:g},"
     print(
         f"engine       {engine}; {method} resolution {args.resolution}, "
         f"coarse threshold {cfg.louvain_coarse_threshold:g} on levels of >= {cfg.louvain_fine_below:,} vertices"
     )
-    print("level  vertices       edges  sweeps     moves  modularity   time (s)")
+    print(f"level  vertices       edges  sweeps     moves  {metric:>10s}   time (s)")
     for info, t in rows:
         print(
-            f"{info['level']:>5} {info['vertices']:>9,} {info['edges']:>11,} {info['sweeps']:>7} {info['moves']:>9,}  {info['modularity']:10.6f} {t:10.3f}"
+            f"{info['level']:>5} {info['vertices']:>9,} {info['edges']:>11,} {info['sweeps']:>7} {info['moves']:>9,}  {_quality(info):10.6f} {t:10.3f}"
         )
     k = int(labels.max()) + 1 if labels is not None and labels.shape[0] else 0
-    q = rows[-1][0]["modularity"] if rows else 0.0
+    q = _quality(rows[-1][0]) if rows else 0.0  # no level: no vertex, 0 in either metric
     print(
-        f"result       {k:,} communities, modularity {q:.6f}, {t_run:.3f} s (first call includes loading the kernels)"
+        f"result       {k:,} communities, {metric} {q:.6f}, {t_run:.3f} s (first call includes loading the kernels)"
     )
     skip = None
     if args.compare_max_edges == 0:
@@ -168,8 +191,11 @@ def run_louvain(args):
             ),
             weight=g.weight_attr or "weight",
         )
+        if metric == "cpm":
+            _check_cpm(nx, G, g, labels, weight, args.resolution)
+            skip = False
         # networkx's modularity (and its Louvain) divides by the total weight
-        if G.size(weight=weight) == 0:
+        elif G.size(weight=weight) == 0:
             skip = "total edge weight 0, where networkx's modularity divides by zero"
     if skip is None:
         t0 = time.perf_counter()
@@ -191,7 +217,7 @@ def run_louvain(args):
             f"networkx     {len(ref):,} communities, modularity {q_nx:.6f} in {t_nx:.3f} s; ours by networkx: {q_ours:.6f} "
             f"(ratio {q_ours / q_nx if q_nx else 1.0:.4f})"
         )
-    else:
+    elif skip:
         print(f"networkx     comparison skipped: {skip}")
     if args.output:
         import numpy as np
@@ -201,3 +227,25 @@ def run_louvain(args):
         write_output(args, pd.DataFrame({"vertex": vertex, "community": labels}))
         print(f"output       {g.num_nodes:,} rows written to {args.output} ({id_note(base)})")
     return 0
+
+
+def _quality(info):
+    """The value of the run's metric at one level (Louvain's levels give modularity only)."""
+    return info.get("quality", info.get("modularity")) + 0.0  # no "-0.000000"
+
+
+def _check_cpm(nx, G, g, labels, weight, resolution):
+    """networkx's Louvain optimises modularity, so a CPM run is not compared
+    with it; networkx's ``constant_potts_model`` (3.7 on) checks the value
+    reported instead."""
+    from nx_gpumatch.algorithms import louvain as lv
+
+    why = "no Louvain comparison: networkx's optimises modularity"
+    cpm = getattr(nx.community, "constant_potts_model", None)
+    if cpm is None:
+        print(f"networkx     {why}, and networkx {nx.__version__} has no constant_potts_model")
+        return
+    ours = cpm(
+        G, lv._communities(g, labels), weight=weight, node_weight=None, resolution=resolution
+    )
+    print(f"networkx     ours by networkx's constant_potts_model: {ours:.6f} ({why})")

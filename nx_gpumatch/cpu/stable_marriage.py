@@ -174,8 +174,12 @@ def _word_slot(wd, shift):
 
 @njit(cache=True)
 def _word_table(words):
+    # At most 1/8 full while the table stays small (64K slots, in L2): a name
+    # then almost always sits in its first slot and the probe loop predicts well.
     bits = 4
-    while (1 << bits) < 2 * words.shape[0]:
+    while (1 << bits) < 2 * words.shape[0] or (
+        (1 << bits) < 8 * words.shape[0] and (1 << bits) < (1 << 16)
+    ):
         bits += 1
     slot = np.full(1 << bits, -1, np.int32)
     mask = np.uint64((1 << bits) - 1)
@@ -195,6 +199,31 @@ def _lookup_words_parts(buf, bounds, first, slot, words, sep, out, missing):
         missing[t] = _lookup_words(buf, bounds[t], bounds[t + 1], first[t], slot, words, out)
 
 
+# Separators are found a block of bytes at a time, branch-free, before the
+# names between them are looked up: a branch on every byte mispredicts at
+# every name's end, which cost more than the lookup itself.
+SEP_BLOCK = 1 << 14
+
+
+@njit(cache=True, inline="always")
+def _word_at(buf, lo):
+    """The 8 bytes from buf[lo] as one little-endian word. Unsigned indices
+    (no negative-index wraparound) let the compiler merge the loads into one."""
+    u = np.uint64(lo)
+    one = np.uint64(1)
+    wd = np.uint64(buf[u]) | np.uint64(buf[u + one]) << np.uint64(8)
+    wd |= np.uint64(buf[u + np.uint64(2)]) << np.uint64(16)
+    wd |= np.uint64(buf[u + np.uint64(3)]) << np.uint64(24)
+    wd |= np.uint64(buf[u + np.uint64(4)]) << np.uint64(32)
+    wd |= np.uint64(buf[u + np.uint64(5)]) << np.uint64(40)
+    wd |= np.uint64(buf[u + np.uint64(6)]) << np.uint64(48)
+    return wd | np.uint64(buf[u + np.uint64(7)]) << np.uint64(56)
+
+
+# No key's word: a zero byte (the end of a name) followed by a non-zero one.
+NOT_A_WORD = np.uint64(0x100)
+
+
 @njit(cache=True)
 def _lookup_words(buf, start, stop, q, slot, words, out):
     """:func:`_lookup_span` for short keys: a name longer than 8 bytes is not a key."""
@@ -203,31 +232,40 @@ def _lookup_words(buf, start, stop, q, slot, words, out):
         bits += 1
     mask = np.uint64(slot.shape[0] - 1)
     shift = np.uint64(64 - bits)
+    size = buf.shape[0]
+    ends = np.empty(SEP_BLOCK, np.int64)
     missing = 0
-    wd = np.uint64(0)
-    n = 0
-    for i in range(start, stop):
-        b = buf[i]
-        if b != 0:
-            if n < 8:
-                wd |= np.uint64(b) << np.uint64(8 * n)
-            n += 1
-            continue
-        found = -1
-        if n <= 8:
+    lo = start  # where the current name begins
+    for block in range(start, stop, SEP_BLOCK):
+        k = 0
+        for i in range(block, min(block + SEP_BLOCK, stop)):
+            ends[k] = i
+            k += buf[i] == 0
+        for r in range(k):
+            hi = ends[r]
+            n = hi - lo
+            if lo + 8 <= size:  # all 8 bytes, then the name's own
+                wd = _word_at(buf, lo)
+                if n < 8:
+                    wd &= (np.uint64(1) << np.uint64(8 * n)) - np.uint64(1)
+            else:
+                wd = np.uint64(0)
+                for j in range(min(n, 8)):
+                    wd |= np.uint64(buf[lo + j]) << np.uint64(8 * j)
+            if n > 8:
+                wd = NOT_A_WORD
             s = _word_slot(wd, shift)
+            found = -1
             while slot[s] >= 0:
                 c = slot[s]
                 if words[c] == wd:
                     found = c
                     break
                 s = (s + np.uint64(1)) & mask
-        out[q] = found
-        if found < 0:
-            missing += 1
-        q += 1
-        wd = np.uint64(0)
-        n = 0
+            out[q] = found
+            missing += found < 0
+            q += 1
+            lo = hi + 1
     return missing
 
 
