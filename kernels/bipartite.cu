@@ -98,13 +98,15 @@ extern "C" __global__ void bp_alternate(int nrows, int* rmatch, int* cmatch, con
 {
     GRID_STRIDE(t, nrows) {
         int r = (int)t;
-        if (rmatch[r] != ENDPOINT) continue;  // only this row's thread changes an endpoint
+        // only this row's thread changes an endpoint; another tree's flip may be
+        // rewriting this (matched) row meanwhile, hence the coherent load
+        if (load_i32(rmatch + r) != ENDPOINT) continue;
         int c = pred[r];
         if (atomicCAS(owner + root[c], -1, r) != -1) continue;
         while (true) {
             const int next_row = cmatch[c];
             cmatch[c] = r;
-            rmatch[r] = c;
+            store_i32(rmatch + r, c);  // read by other threads' endpoint checks
             if (parent[c] < 0) break;  // c was the free root
             r = next_row;
             c = parent[c];
