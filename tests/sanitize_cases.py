@@ -18,9 +18,9 @@ from nx_gpumatch.cpu import leiden as cle
 from nx_gpumatch.cpu import louvain as cl
 
 
-def _hub_graph():
-    """A hub whose b-Suitor search spans several candidate batches."""
-    d, taken = 120, 90
+def _hub_graph(d=120, taken=90):
+    """A hub of d leaves whose b-Suitor search spans several candidate batches
+    (the best ``taken`` leaves have better partners elsewhere)."""
     rng = np.random.default_rng(0)
     leaves = np.arange(1, d + 1)
     w_hub = 1.0 + rng.permutation(d) / d

@@ -91,17 +91,9 @@ def test_b_suitor_has_no_race_between_its_lanes():
         import numpy as np
         from nx_gpumatch.algorithms.b_matching import b_matching_edges
         from nx_gpumatch.gpu import b_matching as gbm
-        from nx_gpumatch.graph import Graph
+        import sanitize_cases
 
-        d, taken = 200, 150
-        rng = np.random.default_rng(0)
-        leaves = np.arange(1, d + 1)
-        w_hub = 1.0 + rng.permutation(d) / d
-        best = leaves[np.argsort(-w_hub)[:taken]]
-        src = np.concatenate([np.zeros(d, np.int64), best])
-        dst = np.concatenate([leaves, d + 1 + np.arange(taken)])
-        w = np.concatenate([w_hub, np.full(taken, 10.0)])
-        g = Graph.from_arrays(src, dst, w)
+        g = sanitize_cases._hub_graph(200, 150)
         for hub_b in (1, 4):
             b = np.ones(g.num_nodes, np.int64)
             b[0] = hub_b
