@@ -2,7 +2,7 @@ import os
 import warnings
 
 # The suite tests compiled kernels: no interpreted first calls (nx_gpumatch.cpu.run),
-# in this process and in the processes it starts. tests/test_interpreted.py asks for them.
+# in this process and in the processes it starts. tests/api/test_interpreted.py asks for them.
 os.environ["NX_GPUMATCH_INTERPRET_SMALL"] = "0"
 
 import networkx as nx  # noqa: E402

@@ -1,0 +1,1196 @@
+"""Louvain: networkx's semantics, modularity against networkx's Louvain, exact
+agreement with a plain-Python reference of the engine's rules, thread-count
+independence, inputs and bad inputs."""
+
+import random
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import nx_gpumatch as gm
+from nx_gpumatch import Graph, generators, levels
+from nx_gpumatch.algorithms import louvain as front
+from nx_gpumatch.cpu import louvain as cl
+from tests.support.reference import summed_graph
+
+# ------------------------------------------------------------------ reference
+# A plain-Python statement of the engine's rules (degree buckets, commit
+# batches, ties, the singleton rule, revisiting only vertices next to a move,
+# thresholds, undoing a sweep that loses modularity, aggregation). It repeats
+# the engine's float operations in the same order, so results agree exactly.
+
+_M64 = (1 << 64) - 1
+
+
+def _mix(x):
+    z = x & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def _schedule(buckets, deg, max_arcs, max_batches, sweep):
+    out = []
+    salt = _mix((sweep * 0x9E3779B97F4A7C15) & _M64)
+    for verts in buckets:
+        if not verts:
+            continue
+        A = sum(deg[v] for v in verts)
+        cap = max_arcs if max_batches <= 0 else max(max_arcs, -(-A // max_batches))
+        if sweep == 0 or cap <= 1:
+            last = -1
+            arcs = 0
+            for v in verts:
+                if arcs // cap != last:
+                    out.append([])
+                    last = arcs // cap
+                out[-1].append(v)
+                arcs += deg[v]
+        else:
+            nbb = min(max(1, -(-A // cap)), len(verts))
+            off = salt % cl.RUN
+            groups = [[] for _ in range(nbb)]
+            for t, v in enumerate(verts):
+                groups[_mix(((t + off) // cl.RUN) ^ salt) % nbb].append(v)
+            out.extend(groups)
+    return out
+
+
+def _seq_sum(xs):
+    s = 0.0
+    for x in xs:
+        s += x
+    return s
+
+
+def _units(x, units):
+    x = x * units
+    return 0 if not x > 0.0 else min(int(x), 2**40)
+
+
+def _ref_level(rows, loop, k, order, prio, m2, res, thr, max_arcs, max_batches, margins):
+    n = len(rows)
+    # Batched sweeps wake a neighbour of a mover only once the bounds on what
+    # the moves took from its margin add up to more than the margin.
+    units = 2.0**40 / m2 if margins else 0.0
+    slack = [0] * n
+    charge = [0] * n
+    # Batched levels stop at a fraction of their gain, without a full sweep to
+    # confirm; levels one vertex at a time go to a local optimum.
+    rel, confirm = (cl.SWEEP_REL_TOL, False) if max_arcs > 1 else (0.0, True)
+    deg = [len(r) for r in rows]
+    bounds = cl.MOVE_BUCKETS.tolist()
+    buckets = [[] for _ in range(len(bounds) + 1)]
+    for v in order:
+        if deg[v]:
+            buckets[sum(deg[v] > b for b in bounds)].append(v)
+    comm = list(range(n))
+    a = list(k)
+    size = [1] * n
+    active = [True] * n
+
+    def intra_all():
+        return [
+            _seq_sum([wt for j, wt in rows[v] if comm[j] == comm[v]]) + 2.0 * loop[v]
+            for v in range(n)
+        ]
+
+    sq = _seq_sum([x * x for x in a])
+    q = _seq_sum(intra_all()) / m2 - res * sq / (m2 * m2)
+    q_start = q
+    r_m2 = res / m2
+    total = sweeps = 0
+    all_active = True
+    while True:
+        batches = _schedule(buckets, deg, max_arcs, max_batches, sweeps)
+        batch_of = {v: i for i, b in enumerate(batches) for v in b}
+        sweeps += 1
+        full, all_active = all_active, False
+        keep = (comm[:], a[:], size[:], sq)
+        moved = 0
+        for b in batches:
+            new = {}
+            for v in b:
+                if max_arcs > 1 and margins and not active[v] and charge[v] > slack[v]:
+                    active[v] = True
+            for v in b:
+                if not active[v]:
+                    new[v] = comm[v]
+                    continue
+                active[v] = False
+                acc, first = {}, {}
+                for j, wt in rows[v]:
+                    c = comm[j]
+                    if c in acc:
+                        acc[c] += wt
+                    else:
+                        acc[c] = wt
+                        first[c] = j
+                own = comm[v]
+                scale = r_m2 * k[v]
+                e_own, best, best_s = 0.0, -1, 0.0
+                top1 = top2 = -np.inf
+                for c, wc in acc.items():
+                    if c == own:
+                        e_own = wc
+                        continue
+                    sc = wc - a[c] * scale
+                    if sc > top1:
+                        top1, top2 = sc, top1
+                    elif sc > top2:
+                        top2 = sc
+                    if best >= 0 and (sc < best_s or (sc == best_s and prio[c] > prio[best])):
+                        continue
+                    if (
+                        size[own] == 1
+                        and size[c] == 1
+                        and batch_of.get(first[c]) == batch_of[v]
+                        and prio[c] > prio[own]
+                    ):
+                        continue
+                    best, best_s = c, sc
+                stay = e_own - (a[own] - k[v]) * scale
+                new[v] = best if best >= 0 and best_s > stay else own
+                if new[v] == own:
+                    margin = stay - max(top1, 0.0)
+                else:
+                    margin = best_s - max(stay, top2 if best_s == top1 else top1, 0.0)
+                slack[v], charge[v] = _units(margin, units), 0
+            for v in b:  # the movers charge their neighbours (state before the batch)
+                c, o = new[v], comm[v]
+                if c == o or max_arcs <= 1:
+                    continue
+                for j, wt in rows[v]:
+                    if active[j]:
+                        continue
+                    if not margins or new.get(j, comm[j]) != comm[j]:
+                        active[j] = True
+                        continue
+                    r = r_m2 * k[v] * k[j]
+                    if comm[j] == o:
+                        drop = 2.0 * (wt - r)
+                    elif comm[j] == c:
+                        drop = 2.0 * (r - wt)
+                    else:
+                        drop = abs(wt - r)
+                    if not drop > 0.0:
+                        continue
+                    if drop * units >= 2**40:
+                        active[j] = True
+                    else:
+                        charge[j] += int(drop * units) + 1
+            dsq = 0.0
+            for v in b:
+                c, o = new[v], comm[v]
+                if c != o:
+                    ao, ac = a[o], a[c]
+                    a[o] = ao - k[v]
+                    a[c] = ac + k[v]
+                    dsq += (a[o] * a[o] + a[c] * a[c]) - (ao * ao + ac * ac)
+                    size[o] -= 1
+                    size[c] += 1
+                    comm[v] = c
+                    moved += 1
+                    if max_arcs <= 1:
+                        for j, _ in rows[v]:
+                            active[j] = True
+            sq += dsq
+        if moved == 0:
+            if full or not confirm:
+                break
+            active = [True] * n  # a level ends on a sweep over every vertex
+            all_active = True
+            continue
+        q_new = _seq_sum(intra_all()) / m2 - res * sq / (m2 * m2)
+        if q_new < q:
+            comm, a, size, sq = keep
+            if max_arcs <= 1:
+                break
+            max_arcs, max_batches = 1, 0
+            active = [True] * n
+            all_active = True
+            continue
+        total += moved
+        gain, q = q_new - q, q_new
+        if gain <= max(thr, rel * (q - q_start)):
+            if full or not confirm:
+                break
+            active = [True] * n
+            all_active = True
+    return comm, q, total
+
+
+def reference_levels(
+    g,
+    resolution=1.0,
+    threshold=1e-7,
+    order=None,
+    weighted=True,
+    batch_fraction=None,
+    max_batches=0,
+    margins=True,
+):
+    """[(labels, modularity)] per level, by the rules above. batch_fraction=None:
+    one vertex per batch, what the engine does on levels below SEQUENTIAL_ARCS."""
+    n = g.num_nodes
+    w = g.weights if weighted else np.ones(2 * g.num_edges)
+    loop = (g.loop_weight if weighted else (g.loop_weight != 0).astype(float)).tolist()
+    rows = [
+        [(int(g.indices[p]), float(w[p])) for p in range(g.indptr[v], g.indptr[v + 1])]
+        for v in range(n)
+    ]
+    k = [_seq_sum([wt for _, wt in rows[v]]) + 2.0 * loop[v] for v in range(n)]
+    m2 = float(np.asarray(k).sum()) if n else 0.0
+    if m2 <= 0:
+        return [(list(range(n)), 0.0)]
+    order = list(range(n)) if order is None else [int(x) for x in order]
+    labels = list(range(n))
+    comm0 = list(range(n))
+    q = _seq_sum(
+        [
+            _seq_sum([wt for j, wt in rows[v] if comm0[j] == comm0[v]]) + 2.0 * loop[v]
+            for v in range(n)
+        ]
+    ) / m2 - resolution * _seq_sum([x * x for x in k]) / (m2 * m2)
+    out = []
+    level = 0
+    while True:
+        prio = [0] * len(rows)
+        for i, v in enumerate(order):
+            prio[v] = i
+        if batch_fraction is None:
+            max_arcs = 1
+        else:
+            max_arcs = max(1, int(batch_fraction * sum(1 for r in rows if r)))
+        # sweeps stop at the sweep tolerance, not at the caller's threshold
+        sweep_tol = min(threshold, cl.SWEEP_TOL)
+        comm, q_new, moves = _ref_level(
+            rows, loop, k, order, prio, m2, resolution, sweep_tol, max_arcs, max_batches, margins
+        )
+        if level > 0 and moves == 0:
+            return out
+        ids = sorted(set(comm))
+        newid = {c: i for i, c in enumerate(ids)}
+        labels = [newid[comm[x]] for x in labels]
+        out.append((labels, q_new))
+        if q_new - q <= threshold:
+            return out
+        q = q_new
+        new_rows, new_loop = [], []
+        for c in ids:
+            x = newid[c]
+            acc, lp, intra = {}, 0.0, 0.0
+            for v in range(len(rows)):
+                if comm[v] != c:
+                    continue
+                lp += loop[v]
+                for j, wt in rows[v]:
+                    d = newid[comm[j]]
+                    if d == x:
+                        intra += wt
+                    else:
+                        acc[d] = acc[d] + wt if d in acc else wt
+            new_rows.append(list(acc.items()))
+            new_loop.append(lp + 0.5 * intra)
+        rows, loop = new_rows, new_loop
+        k = [_seq_sum([wt for _, wt in rows[x]]) + 2.0 * loop[x] for x in range(len(rows))]
+        order = [newid[c] for c in order if c in newid]
+        level += 1
+
+
+def engine_levels(g, **kw):
+    weighted = kw.pop("weighted", True)
+    indptr, indices, w, loop, _ = front._arrays(g, weighted)
+    return [
+        (lab.tolist(), info["modularity"])
+        for lab, info in cl.louvain_levels(indptr, indices, w, loop, **kw)
+    ]
+
+
+def small_graphs():
+    weight = st.sampled_from([1.0, 2.0, 3.0, 0.5, 0.25])
+    return st.integers(1, 30).flatmap(
+        lambda n: st.tuples(
+            st.lists(
+                st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), weight), max_size=4 * n
+            ),
+            st.integers(0, 2**32 - 1),
+        ).map(
+            lambda t: (
+                Graph.from_arrays(
+                    np.array([e[0] for e in t[0]], np.int64),
+                    np.array([e[1] for e in t[0]], np.int64),
+                    [e[2] for e in t[0]],
+                    num_nodes=n,
+                ),
+                t[1],
+            )
+        )
+    )
+
+
+def communities_of(labels, nodes=None):
+    k = max(labels) + 1 if len(labels) else 0
+    parts = [set() for _ in range(k)]
+    for v, c in enumerate(labels):
+        parts[c].add(v if nodes is None else nodes[v])
+    return parts
+
+
+# -------------------------------------------------------- exact agreement
+@settings(max_examples=60, deadline=None)
+@given(small_graphs(), st.sampled_from([0.5, 1.0, 2.0]))
+def test_engine_equals_reference_sequential(gs, resolution):
+    g, s = gs
+    order = np.random.default_rng(s).permutation(g.num_nodes)
+    assert engine_levels(g, resolution=resolution, order=order) == reference_levels(
+        g, resolution=resolution, order=order
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_graphs(), st.sampled_from([(0.2, 0), (0.5, 0), (1.0, 2), (4.0, 3), (1.0, 8)]))
+def test_engine_equals_reference_batched(gs, batching):
+    """Batches of several vertices (moves computed together), on 1 and 2 threads."""
+    g, s = gs
+    fraction, max_batches = batching
+    order = np.random.default_rng(s).permutation(g.num_nodes)
+    ref = reference_levels(g, order=order, batch_fraction=fraction, max_batches=max_batches)
+    for t in (1, 2):
+        with gm.cpu.threads(t):
+            got = engine_levels(
+                g,
+                order=order,
+                sequential_arcs=0,
+                parallel_min_arcs=1,
+                batch_fraction=fraction,
+                max_batches=max_batches,
+            )
+        assert got == ref, t
+
+
+@pytest.mark.parametrize("weighted", [True, False])
+def test_karate_equals_reference(weighted):
+    g = Graph.from_networkx(nx.karate_club_graph())
+    assert engine_levels(g, weighted=weighted) == reference_levels(g, weighted=weighted)
+
+
+def test_level_loop_hands_levels_between_engines(nthreads):
+    """The level loop may change engines between levels (the GPU engine hands
+    small levels to the CPU engine): handing the levels after the first to
+    another engine keeps the run, labels included."""
+    g = generators.random_graph(2000, 8000, seed=3)
+    args = (g.indptr, g.indices, g.weights, g.loop_weight)
+    kw = dict(order=np.random.default_rng(5).permutation(g.num_nodes), parallel_min_arcs=1)
+    rule = cl.SweepRule(sequential_arcs=1000)
+
+    class HandsOver(cl.LouvainEngine):
+        def engine_for_level(self):
+            if self.n == g.num_nodes:
+                return self
+            graph = (self.indptr, self.indices, self.w, self.loop)
+            return cl.LouvainEngine(*graph, rule, order=self.order, m2=self.m2, parallel_min_arcs=1)
+
+    def run(gen):
+        return [(lab.tolist(), info) for lab, info in gen]
+
+    got = run(levels.louvain(HandsOver(*args, rule, **kw), 1e-7))
+    assert got == run(cl.louvain_levels(*args, sequential_arcs=1000, **kw)) and len(got) >= 3
+
+
+def test_modularity_and_levels_match_networkx():
+    """Reported modularity is networkx's; each level merges whole communities of
+    the one before; every level but the last gained more than the threshold."""
+    G = nx.les_miserables_graph()
+    G.add_edge("Valjean", "Valjean", weight=7)
+    g = Graph.from_networkx(G)
+    for res in (0.5, 1.0, 2.0):
+        q = nx.community.modularity(G, [{v} for v in G], resolution=res)
+        prev = np.arange(g.num_nodes)
+        lv = list(front.levels(g, resolution=res, seed=3))
+        for i, (labels, info) in enumerate(lv):
+            parts = communities_of(labels.tolist(), g.nodes)
+            assert nx.community.is_partition(G, parts)
+            assert info["modularity"] == pytest.approx(
+                nx.community.modularity(G, parts, resolution=res), abs=1e-12
+            )
+            assert all(len(set(labels[prev == p].tolist())) == 1 for p in set(prev.tolist()))
+            if i < len(lv) - 1:
+                assert info["modularity"] - q > 1e-7
+            q = info["modularity"]
+            prev = labels
+
+
+# ------------------------------------------------------------------ quality
+def _quality_cases():
+    rmat = generators.rmat(10, 8, seed=1, weights="integer").to_networkx()
+    rgg = generators.random_geometric(2000, seed=2).to_networkx()
+    planted = nx.planted_partition_graph(10, 60, 0.25, 0.01, seed=3)
+    return [
+        ("karate", nx.karate_club_graph(), "weight"),
+        ("karate-unweighted", nx.karate_club_graph(), None),
+        ("lesmis", nx.les_miserables_graph(), "weight"),
+        ("rmat", rmat, "weight"),
+        ("rgg", rgg, "weight"),
+        ("planted", planted, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "name,G,weight", _quality_cases(), ids=lambda x: x if isinstance(x, str) else ""
+)
+def test_modularity_at_least_99_percent_of_networkx(name, G, weight):
+    seeds = range(4)
+    ours = [
+        nx.community.modularity(G, gm.louvain_communities(G, weight=weight, seed=s), weight=weight)
+        for s in seeds
+    ]
+    ref = [
+        nx.community.modularity(
+            G,
+            nx.community.louvain_communities(G, weight=weight, seed=s, backend="networkx"),
+            weight=weight,
+        )
+        for s in seeds
+    ]
+    assert np.mean(ours) >= 0.99 * np.mean(ref), (ours, ref)
+
+
+def test_large_level_parallel_thread_independent(nthreads):
+    """A graph whose levels use parallel batches: same partition for 1 and 2 threads."""
+    g = generators.random_graph(30_000, 150_000, seed=4)
+    got = gm.louvain_communities(g, seed=5)
+    ref = gm.louvain_communities(g, seed=5, threads=1)
+    assert np.array_equal(got, ref)
+    q = nx.community.modularity(g.to_networkx(), communities_of(got.tolist()))
+    assert q > 0.25
+
+
+def _grid(side):
+    idx = np.arange(side * side).reshape(side, side)
+    src = np.r_[idx[:, :-1].ravel(), idx[:-1].ravel()]
+    dst = np.r_[idx[:, 1:].ravel(), idx[1:].ravel()]
+    return Graph.from_arrays(src, dst, np.ones(src.shape[0]), num_nodes=side * side)
+
+
+def _sparse_cases():
+    planted, _ = generators.planted_partition(2000, 20, 6, 4, seed=2)
+    n = 3000
+    path = Graph.from_arrays(np.arange(n - 1), np.arange(1, n), np.ones(n - 1), num_nodes=n)
+    return {
+        "grid": (_grid(60), None),  # its own order: levels creep for many sweeps
+        "path": (path, None),
+        "planted": (planted, np.random.default_rng(1).permutation(planted.num_nodes)),
+        "random": (generators.random_graph(3000, 15000, seed=6), None),
+    }
+
+
+def _sparse_run(g, order, sparse_div, margins, optimise=None):
+    rule = cl.SweepRule(sequential_arcs=0, sparse_div=sparse_div, margins=margins)
+    engine = cl.LouvainEngine(
+        g.indptr, g.indices, g.weights, g.loop_weight, rule, order=order, parallel_min_arcs=1
+    )
+    if optimise is not None:
+        engine._optimise = optimise
+    return [(lab.tolist(), info) for lab, info in levels.louvain(engine, 1e-7)]
+
+
+@pytest.mark.parametrize("case", ["grid", "path", "planted", "random"])
+def test_sparse_sweeps_make_the_full_sweeps_moves(case):
+    """Batched sweeps due to look at few vertices visit only those
+    (_sparse_sweep, which draws the batches itself): every level, modularity
+    and move count is the full sweeps', with margins and without, on 1 and 2
+    threads, however eagerly sparse sweeps are taken."""
+    g, order = _sparse_cases()[case]
+    for margins in (True, False):
+        ref = _sparse_run(g, order, 0, margins)
+        for t in (1, 2):
+            with gm.cpu.threads(t):
+                for div in (1, cl.SPARSE_DIV):
+                    assert _sparse_run(g, order, div, margins) == ref, (margins, t, div)
+
+
+def test_sparse_sweeps_run_and_undo(monkeypatch):
+    """The test above is not vacuous: with sparse sweeps taken eagerly, the
+    grid's levels make many of their moves in them. A sparse sweep's moves are
+    undone exactly."""
+    g, order = _sparse_cases()["grid"]
+    ref = _sparse_run(g, order, 0, True)
+    calls = []
+    real = cl._sparse_sweep
+
+    def counted(*args):
+        out = real(*args)
+        calls.append(out[0])
+        return out
+
+    # optimise's Python source, so that it calls the counting stand-in
+    with monkeypatch.context() as mp, gm.cpu.threads(1):
+        mp.setattr(cl, "_sparse_sweep", counted)
+        got = _sparse_run(g, order, 1, True, optimise=cl.optimise.py_func)
+    assert len(calls) >= 5 and sum(calls) >= 500, calls
+    assert got == ref
+
+    # _sparse_sweep draws the batches of sweep_schedule's sweep for the vertices
+    # it visits and their neighbours (the singleton rule of _best_move reads them)
+    h = generators.random_graph(2000, 9000, seed=8)
+    n = h.num_nodes
+    rng = np.random.default_rng(8)
+    k = cl.weighted_degrees(h.indptr, h.weights, h.loop_weight)
+    order = rng.permutation(n).astype(np.int32)
+    prio = np.argsort(order).astype(np.int32)
+    bptr, verts = cl.degree_buckets(h.indptr, cl.MOVE_BUCKETS, order)
+    arcs, nbatch = 500, 4
+    vpos, nbb, base = cl._sparse_layout(bptr, verts, h.indptr, n, arcs, nbatch)
+    for sweep in (1, 2, 7):
+        ref = cl.sweep_schedule(bptr, verts, h.indptr, arcs, nbatch, sweep)[2]
+        comm = np.arange(n, dtype=np.int32)
+        a = k.copy()
+        size = np.ones(n, np.int32)
+        cur = rng.choice(verts, 40, replace=False).astype(np.int32)
+        queued = np.zeros(n, np.uint8)
+        queued[cur] = 1
+        active = queued.copy()
+        batch = np.full(n, -1, np.int32)
+        pos, buf_c, buf_j, buf_w = cl.move_scratch(1, n, int(np.diff(h.indptr).max()))
+        cl._sparse_sweep(
+            cur, cur.shape[0], np.empty(n, np.int32), np.empty(n, np.int32),
+            np.empty(nbb.sum(), np.int32), np.empty(n, np.int32), queued, verts, vpos, bptr,
+            nbb, base, sweep, h.indptr, h.indices, h.weights, k, comm, a, size, prio, batch,
+            active, np.zeros(n, np.uint8), np.zeros(n, np.int64), np.zeros((1, n), np.int64),
+            comm.copy(), np.zeros(n), 1.0 / k.sum(), 2.0**40 / k.sum(), pos, buf_c, buf_j,
+            buf_w, np.empty(3 * n, np.int32), np.empty(2 * n), 0.0, 0.0,
+        )  # fmt: skip
+        seen = np.unique(np.concatenate([cur, h.indices[np.concatenate(
+            [np.arange(h.indptr[v], h.indptr[v + 1]) for v in cur])]]))  # fmt: skip
+        assert np.array_equal(batch[seen], ref[seen]), sweep
+
+    # _undo restores a logged sweep's state bit for bit
+    rng = np.random.default_rng(3)
+    n = 50
+    comm = rng.integers(0, 10, n).astype(np.int32)
+    k = rng.random(n)
+    a = np.bincount(comm, weights=k, minlength=n)
+    size = np.bincount(comm, minlength=n).astype(np.int32)
+    verts = rng.permutation(n).astype(np.int32)
+    newc = comm.copy()
+    newc[verts[:20]] = rng.integers(0, n, 20)
+    logc = np.empty(3 * n, np.int32)
+    loga = np.empty(2 * n, np.float64)
+    before = (comm.copy(), a.copy(), size.copy())
+    moved, _, _ = cl._commit(verts, 0, n, newc, comm, a, size, k, np.zeros(n), logc, loga, 0)
+    assert moved > 0 and not np.array_equal(comm, before[0])
+    cl._undo(moved, logc, loga, comm, newc, a, size)
+    for x, y in zip((comm, a, size), before):
+        assert np.array_equal(x, y)
+
+
+# --------------------------------------------------------------- semantics
+def test_max_level_and_partitions():
+    G = nx.LFR_benchmark_graph(250, 3, 1.5, 0.009, average_degree=5, min_community=20, seed=10)
+    parts = list(gm.louvain_partitions(G, seed=42))
+    assert len(parts) > 1
+    for lvl, expected in enumerate(parts, 1):
+        assert gm.louvain_communities(G, max_level=lvl, seed=42) == expected
+    assert gm.louvain_communities(G, max_level=len(parts) + 3, seed=42) == parts[-1]
+    with pytest.raises(ValueError, match="max_level argument must be a positive integer"):
+        gm.louvain_communities(G, max_level=0)
+
+
+def test_seed_semantics():
+    G = nx.karate_club_graph()
+    assert gm.louvain_communities(G, seed=7) == gm.louvain_communities(G, seed=random.Random(7))
+    assert gm.louvain_communities(G) == gm.louvain_communities(G)
+    assert gm.louvain_communities(G, seed=np.random.default_rng(1)) is not None
+    with pytest.raises(ValueError, match="seed"):
+        gm.louvain_communities(G, seed="abc")
+
+
+def test_dispatch_matches_package_api():
+    G = nx.karate_club_graph()
+    a = nx.community.louvain_communities(G, seed=11, backend="gpumatch")
+    b = gm.louvain_communities(G, seed=11)
+    assert a == b
+    c = list(nx.community.louvain_partitions(G, seed=11, backend="gpumatch"))
+    assert c[-1] == a
+    # networkx wraps numpy generators before dispatching: drawn from as the
+    # package draws from them (a RandomState was refused)
+    for make in (np.random.RandomState, np.random.default_rng):
+        a = nx.community.louvain_communities(G, seed=make(5), backend="gpumatch")
+        assert a == gm.louvain_communities(G, seed=make(5))
+        c = list(nx.community.louvain_partitions(G, seed=make(5), backend="gpumatch"))
+        assert c[-1] == a
+
+
+def test_empty_and_edgeless():
+    assert gm.louvain_communities(nx.Graph()) == []
+    assert list(gm.louvain_partitions(nx.Graph())) == [[]]
+    assert nx.community.louvain_communities(nx.Graph(), backend="gpumatch") == []
+    G = nx.empty_graph(5)
+    assert gm.louvain_communities(G) == [{0}, {1}, {2}, {3}, {4}]
+    assert nx.community.louvain_communities(G, backend="gpumatch") == [{0}, {1}, {2}, {3}, {4}]
+    G.add_edge(0, 0)  # a self-loop alone moves nothing
+    assert gm.louvain_communities(G) == [{0}, {1}, {2}, {3}, {4}]
+    G = nx.Graph([(0, 1, {"weight": 0.0})])
+    assert gm.louvain_communities(G) == [{0}, {1}]
+
+
+def test_self_loops_count_like_networkx():
+    G = nx.karate_club_graph()
+    G.add_weighted_edges_from([(i, i, i * 1000) for i in range(9)])
+    for weight in ("weight", None):
+        labels, info = next(
+            front.levels(Graph.from_networkx(G, weight=weight), weighted=weight is not None, seed=1)
+        )
+        parts = communities_of(labels.tolist())
+        assert info["modularity"] == pytest.approx(
+            nx.community.modularity(G, parts, weight=weight), abs=1e-12
+        )
+
+
+def test_weight_none_ignores_weights():
+    G = nx.karate_club_graph()
+    H = nx.Graph()
+    H.add_nodes_from(G)
+    H.add_edges_from(G.edges())
+    assert gm.louvain_communities(G, weight=None, seed=3) == gm.louvain_communities(H, seed=3)
+    # also when networkx hands over a graph it converted with weights (its cache)
+    nx.community.louvain_communities(G, seed=3, backend="gpumatch")
+    assert nx.community.louvain_communities(
+        G, weight=None, seed=3, backend="gpumatch"
+    ) == gm.louvain_communities(H, seed=3)
+
+
+def test_resolution_orders_community_counts():
+    G = nx.LFR_benchmark_graph(250, 3, 1.5, 0.009, average_degree=5, min_community=20, seed=10)
+    counts = [len(gm.louvain_communities(G, resolution=r, seed=12)) for r in (0.25, 1, 4)]
+    assert counts[0] <= counts[1] <= counts[2]
+
+
+def test_coarse_threshold_config():
+    cfg = nx.config.backends.gpumatch
+    g = generators.random_graph(3000, 12000, seed=1)
+    old = (cfg.louvain_coarse_threshold, cfg.louvain_fine_below)
+    try:
+        cfg.louvain_fine_below = 0
+        cfg.louvain_coarse_threshold = 0.5  # every level stops after one sweep
+        lv = list(front.levels(g))
+        assert all(info["sweeps"] == 1 for _, info in lv)
+        cfg.louvain_fine_below = 10**9
+        lv = list(front.levels(g))
+        assert max(info["sweeps"] for _, info in lv) > 1
+        with pytest.raises(ValueError):
+            cfg.louvain_coarse_threshold = -1.0
+        with pytest.raises(ValueError):
+            cfg.louvain_fine_below = -5
+    finally:
+        cfg.louvain_coarse_threshold, cfg.louvain_fine_below = old
+
+
+# ------------------------------------------------------------------ inputs
+def test_dataframe_and_graph_inputs():
+    G = nx.les_miserables_graph()
+    df = nx.to_pandas_edgelist(G)
+    out = gm.louvain_communities(df, seed=4)
+    assert list(out.columns) == ["vertex", "community"]
+    assert set(out["vertex"]) == set(G)
+    g = Graph.from_pandas(df)
+    labels = gm.louvain_communities(g, seed=4)
+    assert labels.dtype == np.int64 and labels.shape == (G.number_of_nodes(),)
+    by_vertex = dict(zip(out["vertex"], out["community"]))
+    assert [by_vertex[v] for v in g.labels()] == labels.tolist()
+    parts = list(gm.louvain_partitions(df, seed=4))
+    assert parts[-1].equals(out)
+    # weight=None on a DataFrame without a weight column
+    out2 = gm.louvain_communities(df[["source", "target"]], weight=None)
+    assert len(out2) == G.number_of_nodes()
+
+
+def test_progress_display(capsys):
+    gm.louvain_communities(nx.karate_club_graph(), progress=True)
+    assert "Louvain" in capsys.readouterr().err
+    gm.louvain_communities(nx.karate_club_graph(), progress=False)
+    assert capsys.readouterr().err == ""
+
+
+# --------------------------------------------------------------- bad input
+def test_negative_and_nan_weights():
+    G = nx.karate_club_graph()
+    G[0][1]["weight"] = -1.0
+    with pytest.raises(ValueError, match="non-negative"):
+        gm.louvain_communities(G)
+    with pytest.raises(NotImplementedError, match="because: .*negative"):
+        nx.community.louvain_communities(G, backend="gpumatch")
+    gm.louvain_communities(G, weight=None)  # weights ignored: fine
+    H = nx.karate_club_graph()
+    H.add_edge(3, 3, weight=-2)
+    with pytest.raises(ValueError, match="self-loop"):
+        gm.louvain_communities(H)
+    H = nx.karate_club_graph()
+    H[0][1]["weight"] = float("nan")
+    with pytest.raises(ValueError):
+        gm.louvain_communities(H)
+    with pytest.raises(ValueError):
+        nx.community.louvain_communities(H, backend="gpumatch")
+    df = pd.DataFrame({"source": [0, 1], "target": [1, 2], "weight": [1.0, np.nan]})
+    with pytest.raises(ValueError):
+        gm.louvain_communities(df)
+    with pytest.raises(ValueError, match="resolution"):
+        gm.louvain_communities(nx.karate_club_graph(), resolution=float("nan"))
+
+
+def test_directed_graphs_stay_with_networkx():
+    from nx_gpumatch.interface import BackendInterface
+
+    D = nx.gn_graph(40, seed=1)
+    for name in ("louvain_communities", "louvain_partitions"):
+        assert isinstance(BackendInterface.can_run(name, (D,), {}), str)
+        assert isinstance(BackendInterface.can_run(name, (nx.MultiDiGraph(D),), {}), str)
+    with pytest.raises(NotImplementedError, match="because: directed graphs"):
+        nx.community.louvain_communities(D, backend="gpumatch")
+    with pytest.raises(nx.NetworkXNotImplemented):
+        gm.louvain_communities(D)
+    assert BackendInterface.can_run("louvain_communities", (nx.karate_club_graph(),), {}) is True
+
+
+@pytest.mark.parametrize("weight", ["weight", None])
+def test_dispatched_multigraph_runs_here_and_sums_parallel_edges(weight):
+    """networkx hands a MultiGraph to the backend, which clusters the Graph
+    with each pair's parallel edges summed (counted for weight=None), as
+    networkx's own Louvain does: same partition as for that Graph."""
+    from nx_gpumatch.interface import BackendInterface
+
+    M = nx.MultiGraph(nx.karate_club_graph())
+    M.add_edge(0, 1, weight=9)
+    M.add_edge(0, 9, weight=20)
+    M.add_edge(2, 5)  # no weight: counts 1
+    M.add_edge(3, 3, weight=2)
+    M.add_edge(3, 3, weight=0.5)
+    H = summed_graph(M, weight)
+    assert BackendInterface.can_run("louvain_communities", (M,), {}) is True
+    calls = []
+    real = BackendInterface.louvain_communities
+
+    def counted(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    BackendInterface.louvain_communities = staticmethod(counted)
+    try:
+        got = nx.community.louvain_communities(M, weight=weight, seed=3, backend="gpumatch")
+    finally:
+        BackendInterface.louvain_communities = staticmethod(real)
+    assert len(calls) == 1
+    assert calls[0].num_edges == H.number_of_edges() - nx.number_of_selfloops(H)
+    want = nx.community.louvain_communities(H, weight="weight", seed=3, backend="gpumatch")
+    assert got == want
+    q_multi = nx.community.modularity(M, got, weight=weight)
+    q_simple = nx.community.modularity(H, want, weight="weight")
+    assert q_multi == pytest.approx(q_simple, abs=1e-12)
+
+
+def test_multigraph_conversion_counts_and_sums():
+    M = nx.MultiGraph()
+    M.add_edges_from([(0, 1, {"w": 1.5}), (1, 0, {"w": 2.0}), (1, 2), (2, 2, {"w": 3.0}), (2, 2)])
+    with pytest.raises(nx.NetworkXNotImplemented, match="multigraph"):
+        gm.Graph.from_networkx(M, weight="w")
+    g = gm.Graph.from_networkx(M, weight="w", parallel="sum")
+    assert g.num_edges == 2
+    assert g.edge_weight.tolist() == [3.5, 1.0]  # (0,1) summed; (1,2) lacks "w": default 1
+    assert g.loop_weight.tolist() == [0.0, 0.0, 4.0]
+    u = g.unweighted()
+    assert u.edge_weight.tolist() == [2.0, 1.0] and u.loop_weight.tolist() == [0.0, 0.0, 2.0]
+    c = gm.Graph.from_networkx(M, weight=None, parallel="sum")
+    assert c.edge_weight.tolist() == [2.0, 1.0] and c.unweighted() is c
+
+
+# --------------------------------------------------------------------- CLI
+def test_cli_louvain(tmp_path, capsys):
+    import argparse
+
+    from nx_gpumatch.cli.louvain import add_command
+
+    parser = argparse.ArgumentParser()
+    add_command(parser.add_subparsers())
+    out_csv = tmp_path / "c.csv"
+    args = parser.parse_args(
+        [
+            "louvain",
+            "-n",
+            "500",
+            "-m",
+            "2500",
+            "--no-progress",
+            "--order-seed",
+            "3",
+            "-o",
+            str(out_csv),
+        ]
+    )
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "500 vertices" in out and "modularity" in out and "ratio" in out
+    df = pd.read_csv(out_csv)
+    assert list(df.columns) == ["vertex", "community"] and len(df) == 500
+    args = parser.parse_args(
+        ["louvain", "-n", "200", "-m", "800", "--no-progress", "--max-level", "0"]
+    )
+    assert args.func(args) == 2
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_optimise_seq_equals_optimise_one_by_one(seed):
+    """The sequential optimiser small levels run is the batched one with
+    batches of one vertex: same communities, modularity, moves and sweeps."""
+    g, _ = generators.planted_partition(800, 8, 5, 4, seed=seed)
+    n = g.num_nodes
+    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
+    order = np.random.default_rng(seed).permutation(n).astype(np.int32)
+    prio = np.empty(n, np.int32)
+    prio[order] = np.arange(n, dtype=np.int32)
+    init = np.random.default_rng(seed).integers(0, n // 3, n).astype(np.int32)
+    maxdeg = int(np.diff(g.indptr).max())
+    out = []
+    for fn in (cl.optimise_1, cl.optimise_seq):
+        pos, buf_c, buf_j, buf_w = cl.move_scratch(1, n, maxdeg)
+        out.append(
+            fn(
+                g.indptr,
+                g.indices,
+                g.weights,
+                g.loop_weight,
+                k,
+                order,
+                prio,
+                float(k.sum()),
+                1.0,
+                1e-7,
+                cl.MOVE_BUCKETS,
+                1,
+                0,
+                pos,
+                buf_c,
+                buf_j,
+                buf_w,
+                1,
+                10**9,
+                1000,
+                init,
+                0.0,
+                True,
+                0,
+                True,
+                cl.SPARSE_DIV,
+                0,
+            )
+        )
+    (c1, q1, m1, s1), (c2, q2, m2, s2) = out
+    assert c1.tolist() == c2.tolist() and (q1, m1, s1) == (q2, m2, s2)
+    assert m1 > 0
+
+
+def test_benchmark_planted_seeds(capsys):
+    """The PLM benchmark on planted partitions of several seeds reports each
+    and their mean."""
+    pytest.importorskip("networkit")
+    from nx_gpumatch.benchmark import louvain as bench
+
+    argv = ["--skip-plm", "--skip-networkx", "--planted", "3000", "--planted-seeds", "1,2"]
+    assert bench.main([*argv, "--repeat", "1", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "(seed 1)" in out and "(seed 2)" in out
+    assert "planted, seeds 1,2: mean time ratio" in out
+
+
+def _canonical(labels):
+    """Community ids renamed in order of first appearance."""
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[inverse]
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_seeded_runs_relabel_the_graph_into_the_vertex_order(nthreads):
+    """A seeded run renames vertex order[i] to i (rows then read front to
+    back) and maps the labels back: every level is the partition the engine
+    finds under ``order`` on the graph as given (integer weights: exact)."""
+    from nx_gpumatch import cpu
+
+    g = generators.random_graph(6000, 70_000, seed=4, weights="integer")
+    g.loop_weight[:50] = 3.0  # self-loops travel with their vertex
+    arrays = (g.indptr, g.indices, g.weights, g.loop_weight)
+    order = front._order(g.num_nodes, 7)
+    with cpu.threads(nthreads):
+        direct = list(cl.louvain_levels(*arrays, order=order))
+        via = list(front.in_order(_engine_levels, *arrays, order))
+    assert len(direct) == len(via) >= 2
+    for (a, ia), (b, ib) in zip(direct, via):
+        assert np.array_equal(_canonical(a), b)  # numbered by first vertex
+        assert ia["modularity"] == ib["modularity"] and ia["sweeps"] == ib["sweeps"]
+    # Small graphs and runs without an order go to the engine as they are.
+    small = generators.random_graph(300, 900, seed=4, weights="integer")
+    small = (small.indptr, small.indices, small.weights, small.loop_weight)
+    for graph, order in ((small, front._order(300, 7)), (arrays, None)):
+        want = [lab for lab, _ in cl.louvain_levels(*graph, order=order)]
+        got = [lab for lab, _ in front.in_order(_engine_levels, *graph, order)]
+        assert len(want) == len(got) and all(np.array_equal(a, b) for a, b in zip(want, got))
+
+
+def _engine_levels(indptr, indices, w, loop, order):
+    return cl.louvain_levels(indptr, indices, w, loop, order=order)
+
+
+# ------------------------------------------------------------------ margins
+def _stay_margin(g, comm, k, res_over_m2, j):
+    """How much more staying in its community gains j than its best move
+    (to a neighbouring community, or to an empty one, which gains 0)."""
+    own = comm[j]
+    a = np.bincount(comm, weights=k, minlength=g.num_nodes)
+    e = {}
+    for p in range(g.indptr[j], g.indptr[j + 1]):
+        c = comm[g.indices[p]]
+        e[c] = e.get(c, 0.0) + g.weights[p]
+    scale = res_over_m2 * k[j]
+    stay = e.get(own, 0.0) - (a[own] - k[j]) * scale
+    best = max([e[c] - a[c] * scale for c in e if c != own] + [0.0])
+    return stay - best
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_graphs(), st.sampled_from([0.5, 1.0, 3.0]))
+def test_a_move_charges_each_neighbour_at_least_its_margin_loss(gs, resolution):
+    """What a mover charges a neighbour (in units) bounds from above how much
+    the move lowers that neighbour's margin: a neighbour left asleep cannot
+    have lost more than its charges say."""
+    g, s = gs
+    n = g.num_nodes
+    rng = np.random.default_rng(s)
+    if g.indices.shape[0] == 0:
+        return
+    k = cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
+    m2 = float(k.sum())
+    r = resolution / m2
+    units = 2.0**40 / m2
+    comm = rng.integers(0, max(1, n // 3), n).astype(np.int32)
+    for v in rng.permutation(n)[:5]:
+        if g.indptr[v + 1] == g.indptr[v]:
+            continue
+        newc = comm.copy()
+        newc[v] = rng.choice([comm[rng.choice(g.indices[g.indptr[v] : g.indptr[v + 1]])], n - 1])
+        if newc[v] == comm[v]:
+            continue
+        active = np.zeros(n, np.uint8)
+        charge = np.zeros(n, np.int64)
+        batch = np.arange(n, dtype=np.int32)  # v moves alone
+        pending = np.zeros(n, np.uint8)
+        cl._inner_change(
+            v,
+            newc,
+            comm,
+            batch,
+            g.indptr,
+            g.indices,
+            g.weights,
+            active,
+            pending,
+            k,
+            charge,
+            r * k[v],
+            units,
+        )
+        assert np.array_equal(pending, active | (charge > 0))
+        for j in set(g.indices[g.indptr[v] : g.indptr[v + 1]].tolist()) - {v}:
+            lost = _stay_margin(g, comm, k, r, j) - _stay_margin(g, newc, k, r, j)
+            if not active[j]:
+                assert charge[j] / units >= lost - 1e-12 * m2, (j, charge[j] / units, lost)
+
+
+def test_margins_run_equals_reference():
+    """A graph on which waking neighbours by margins changes the run: the
+    engine (1 and 2 threads) follows the reference's margin rule exactly."""
+    g0, _ = generators.planted_partition(500, 10, 6, 6, seed=4)
+    w = np.random.default_rng(4).integers(1, 100, g0.num_edges).astype(float)
+    g = Graph.from_arrays(g0.edge_src, g0.edge_dst, w, num_nodes=g0.num_nodes)
+    order = np.random.default_rng(4).permutation(g.num_nodes)
+    kw = dict(batch_fraction=1.0, max_batches=4)
+    ref = reference_levels(g, order=order, **kw)
+    assert ref != reference_levels(g, order=order, margins=False, **kw)
+    for t in (1, 2):
+        with gm.cpu.threads(t):
+            got = engine_levels(g, order=order, sequential_arcs=0, parallel_min_arcs=1, **kw)
+        assert got == ref, t
+
+
+def test_dense_accumulator_follows_the_reference(monkeypatch):
+    """Long rows of small levels sum in the dense accumulator: the engine (one
+    vertex at a time, and in batches on 1 and 2 threads) still follows the
+    reference exactly. With a zero-weight arc (which the dense accumulator
+    cannot tell from no arc) the level uses the sparse one, still exactly."""
+    g0, _ = generators.planted_partition(1200, 8, 60, 20, seed=6)
+    w = np.random.default_rng(6).integers(1, 50, g0.num_edges).astype(float)
+    used = []
+    real = cl.dense_size
+
+    def spy(*args):
+        used.append(real(*args))
+        return used[-1]
+
+    monkeypatch.setattr(cl, "dense_size", spy)
+    kw = dict(batch_fraction=1.0, max_batches=4)
+    for zero in (False, True):
+        if zero:
+            w[::7] = 0.0
+        g = Graph.from_arrays(g0.edge_src, g0.edge_dst, w, num_nodes=g0.num_nodes)
+        used.clear()
+        assert engine_levels(g) == reference_levels(g)
+        ref = reference_levels(g, **kw)
+        for t in (1, 2):
+            with gm.cpu.threads(t):
+                got = engine_levels(g, sequential_arcs=0, parallel_min_arcs=1, **kw)
+            assert got == ref, (zero, t)
+        assert max(used) == (0 if zero else g.num_nodes)
+
+
+def test_benchmark_lattices(capsys):
+    """The lattice benchmark runs both methods and both anchors on a grid and
+    a path in their own order."""
+    pytest.importorskip("networkit")
+    from nx_gpumatch.benchmark import louvain as bench
+
+    assert bench.main(["--lattice", "40", "--repeat", "1", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "grid 40 x 40 in its own order" in out and "path of 1600 vertices" in out
+    assert out.count("time ratio Louvain/PLM") == 2
+
+
+def test_kept_aggregation_buffers_give_the_same_runs(monkeypatch, nthreads):
+    """Levels aggregated into the engine's kept buffers (a scratch, and one
+    for the levels, each written over the one before) are the levels
+    aggregated into fresh arrays: whole Louvain and Leiden runs of several
+    levels and passes are equal."""
+    from nx_gpumatch.cpu import leiden as cd
+
+    g, _ = generators.planted_partition(8000, 40, 3, 3, seed=2, weights="uniform")
+    args = (g.indptr, g.indices, g.weights, g.loop_weight)
+    kw = dict(sequential_arcs=1000, parallel_min_arcs=1)
+
+    def runs():
+        lv = [(lab.tolist(), info) for lab, info in cl.louvain_levels(*args, **kw)]
+        ld = [(lab.tolist(), info) for lab, info in cd.leiden_levels(*args, key=4, **kw)]
+        return lv, ld
+
+    kept = runs()
+    monkeypatch.setattr(cl, "KEEP_BUFFERS_ARCS", 1 << 62)
+    fresh = runs()
+    assert len(kept[0]) >= 3 and kept[1][-1][1]["pass"] >= 2
+    assert kept == fresh
+
+
+@pytest.mark.parametrize("n, m", [(400, 2_000), (120, 4_000)])  # mean degree 10 and 67
+def test_aggregation_paths_agree_with_each_other_and_scipy(n, m):
+    """Rows gathered by community first (sparse levels) or merged where they
+    lie (dense ones): the same bits, and the quotient graph P^T A P."""
+    import scipy.sparse as sp
+
+    g = generators.random_graph(n, m, seed=5)
+    rng = np.random.default_rng(5)
+    comm = rng.integers(0, n // 8, n).astype(np.int32)
+    comm[: n // 10] = np.arange(n // 10, dtype=np.int32)  # some singletons
+    loop = np.where(rng.random(n) < 0.2, rng.random(n), 0.0)
+    newid, K, ptr, members = cl.renumber(comm)
+    cx = newid[comm].astype(np.int32)
+    deg = np.diff(g.indptr)
+    ub_ptr = np.concatenate(
+        [[0], np.cumsum([deg[members[ptr[x] : ptr[x + 1]]].sum() for x in range(K)])]
+    )
+    voff = np.empty(n, np.int64)
+    for x in range(K):
+        mem = members[ptr[x] : ptr[x + 1]]
+        voff[mem] = ub_ptr[x] + np.concatenate([[0], np.cumsum(deg[mem])[:-1]])
+    chunks = np.array([0, K // 2, K], np.int64)
+    outs = []
+    for gathered in (False, True):
+        pos = np.full((2, n), -1, np.int32)
+        tmp_c = np.empty(ub_ptr[-1], np.int32)
+        tmp_w = np.empty(ub_ptr[-1])
+        count = np.empty(K, np.int64)
+        loop2 = np.empty(K)
+        if gathered:
+            cl._gather(
+                np.array([0, n // 3, n], np.int64),
+                g.indptr,
+                g.indices,
+                g.weights,
+                cx,
+                voff,
+                tmp_c,
+                tmp_w,
+            )
+            cl._merge_gathered(chunks, ptr, members, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2)
+        else:
+            cl._merge(
+                chunks,
+                ptr,
+                members,
+                cx,
+                g.indptr,
+                g.indices,
+                g.weights,
+                loop,
+                ub_ptr,
+                pos,
+                tmp_c,
+                tmp_w,
+                count,
+                loop2,
+            )
+        rows = [
+            (
+                tmp_c[ub_ptr[x] : ub_ptr[x] + count[x]].tolist(),
+                tmp_w[ub_ptr[x] : ub_ptr[x] + count[x]].tolist(),
+            )
+            for x in range(K)
+        ]
+        outs.append((rows, loop2.tolist()))
+    assert outs[0] == outs[1]
+    pos = np.full((2, n), -1, np.int32)
+    indptr2, indices2, w2, loop2, k2 = cl.aggregate(
+        comm,
+        newid,
+        K,
+        ptr,
+        members,
+        g.indptr,
+        g.indices,
+        g.weights,
+        loop,
+        pos,
+        4,
+        *cl.own_buffers(),
+    )
+    # into buffers (longer than needed, as the engine's are): the same graph
+    m = g.indices.shape[0] + 5
+    bufs = (np.empty(m, np.int32), np.empty(m), np.empty(m, np.int32), np.full(m, np.nan))
+    got = cl.aggregate(
+        comm, newid, K, ptr, members, g.indptr, g.indices, g.weights, loop, pos, 4, *bufs
+    )
+    for x, y in zip(got, (indptr2, indices2, w2, loop2, k2)):
+        np.testing.assert_array_equal(x, y)
+    assert np.shares_memory(got[1], bufs[2]) and np.shares_memory(got[2], bufs[3])
+    # the level written over its own arrays (as the engine's kept buffer is)
+    own_i, own_w = g.indices.copy(), g.weights.copy()
+    got = cl.aggregate(
+        comm, newid, K, ptr, members, g.indptr, own_i, own_w, loop, pos, 4, *bufs[:2], own_i, own_w
+    )
+    for x, y in zip(got, (indptr2, indices2, w2, loop2, k2)):
+        np.testing.assert_array_equal(x, y)
+    A = sp.csr_matrix((g.weights, g.indices, g.indptr), shape=(n, n))
+    P = sp.csr_matrix((np.ones(n), (np.arange(n), cx)), shape=(n, K))
+    Q = (P.T @ A @ P).toarray()
+    got = sp.csr_matrix((w2, indices2, indptr2), shape=(K, K)).toarray()
+    np.testing.assert_allclose(got, Q - np.diag(np.diag(Q)), rtol=1e-12)
+    np.testing.assert_allclose(loop2, np.bincount(cx, loop, K) + np.diag(Q) / 2, rtol=1e-12)
+    np.testing.assert_allclose(k2, got.sum(axis=1) + 2 * loop2, rtol=1e-12)

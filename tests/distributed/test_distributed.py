@@ -1,0 +1,88 @@
+"""The distributed engine under mpiexec with 1-4 ranks (oversubscribed on small
+machines): each launch runs every case of tests/support/mpi_distributed_driver.py and
+fails on a mismatch with the shared-memory engine, on a wrong error, or on a
+hang (timeout)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.support import SUPPORT
+
+pytest.importorskip("mpi4py")
+
+from nx_gpumatch.distributed.launch import find_mpiexec, run_mpi  # noqa: E402
+
+DRIVER = str(SUPPORT / "mpi_distributed_driver.py")
+TIMEOUT = 420
+
+needs_mpiexec = pytest.mark.skipif(find_mpiexec() is None, reason="no mpiexec (pip install mpich)")
+
+
+@needs_mpiexec
+@pytest.mark.parametrize("nprocs", [1, 2, 3, 4])
+def test_distributed_equals_shared_memory(nprocs):
+    try:
+        out = run_mpi(nprocs, [DRIVER], timeout=TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"mpiexec -n {nprocs} did not finish in {TIMEOUT} s (hang?): {exc.stdout}")
+    lines = out.stdout.splitlines()
+    failed = [ln for ln in lines if ln.startswith("FAIL")]
+    assert out.returncode == 0 and not failed, (
+        f"rc={out.returncode}\n" + "\n".join(failed) + "\n" + out.stderr[-3000:]
+    )
+    # Every group ran: the driver prints one line per case on rank 0.
+    assert sum(ln.startswith("ok ") for ln in lines) >= 40
+
+
+@needs_mpiexec
+def test_failure_on_one_rank_aborts_all():
+    try:
+        out = run_mpi(2, [DRIVER, "abort"], timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a failure on one rank left the others hanging")
+    assert out.returncode != 0
+    assert "injected failure" in out.stderr and "aborting all ranks" in out.stderr
+    assert "FAIL abort" not in out.stdout
+
+
+def test_import_is_lazy():
+    code = "import nx_gpumatch.distributed, sys; print('mpi4py' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_generators_do_not_depend_on_the_split():
+    from nx_gpumatch.distributed import random_edges, rmat_edges
+
+    for gen, args in ((random_edges, (500, 150_000)), (rmat_edges, (9, 4))):
+        whole = gen(*args, seed=4, comm=False)
+        nb = -(-len(whole["src"]) // (1 << 16))
+        parts = [gen(*args, seed=4, comm=False, blocks=(k, k + 1)) for k in range(nb)]
+        for key in ("src", "dst", "weight"):
+            assert np.array_equal(np.concatenate([p[key] for p in parts]), whole[key])
+    r = rmat_edges(6, 8, seed=1, comm=False)
+    assert r["src"].max() < 64 and len(np.unique(r["src"])) > 16  # ids scrambled, in range
+
+
+@needs_mpiexec
+def test_cli_under_mpiexec(tmp_path):
+    args = ["-m", "nx_gpumatch.cli", "distributed", "-n", "3000", "-m", "20000", "-b", "2"]
+    args += ["--ordering", "heaviest", "--vertex-subsets", "2", "--check"]
+    args += ["-o", str(tmp_path / "m.{rank}.csv")]
+    out = run_mpi(2, args, timeout=TIMEOUT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "equal to the shared-memory result: True" in out.stdout
+    assert "proposals" in out.stdout and "supersteps" in out.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.0.csv", "m.1.csv"]
+    bad = run_mpi(2, ["-m", "nx_gpumatch.cli", "distributed", "--b-subset", "x"], timeout=TIMEOUT)
+    # Once, not once per rank (the driver's "cli" group checks every rank's exit code).
+    assert bad.returncode == 2
+    assert bad.stderr.splitlines() == [
+        "error: nx-gpumatch distributed: argument --b-subset: "
+        "expected a positive integer or 'half', got 'x'"
+    ]
+    helped = run_mpi(2, ["-m", "nx_gpumatch.cli", "distributed", "--help"], timeout=TIMEOUT)
+    assert helped.returncode == 0 and helped.stdout.count("usage:") == 1
