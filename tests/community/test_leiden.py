@@ -15,6 +15,7 @@ from nx_gpumatch import Graph, generators, gpu
 from nx_gpumatch.algorithms import leiden as front
 from nx_gpumatch.cpu import leiden as cd
 from nx_gpumatch.cpu import louvain as cl
+from tests.support.reference import modularity
 
 needs_nx_leiden = pytest.mark.skipif(
     not hasattr(nx.community, "leiden_communities"),
@@ -42,20 +43,6 @@ def _split_communities(g, labels):
     return pieces - (int(labels.max()) + 1 if n else 0)
 
 
-def _modularity(g, labels, resolution=1.0):
-    labels = np.asarray(labels, np.int64)
-    w = g.edge_weight
-    m = float(w.sum() + g.loop_weight.sum())
-    inner = float(w[labels[g.edge_src] == labels[g.edge_dst]].sum() + g.loop_weight.sum())
-    deg = (
-        np.bincount(g.edge_src, w, g.num_nodes)
-        + np.bincount(g.edge_dst, w, g.num_nodes)
-        + 2 * g.loop_weight
-    )
-    vol = np.bincount(labels, deg)
-    return inner / m - resolution * float((vol * vol).sum()) / (4 * m * m)
-
-
 # ------------------------------------------------------------ guarantees
 def test_connected_where_louvain_splits_a_community():
     # Louvain leaves one community in two pieces on this weighted planted partition.
@@ -64,7 +51,7 @@ def test_connected_where_louvain_splits_a_community():
     assert _split_communities(g, louvain) > 0, "Louvain is connected here: pick another graph"
     leiden = gm.leiden_communities(g, seed=1)
     assert _split_communities(g, leiden) == 0
-    assert _modularity(g, leiden) >= _modularity(g, louvain)
+    assert modularity(g, leiden) >= modularity(g, louvain)
 
 
 # Two stars joined at a leaf, weighted: at resolution 3 local moving leaves
@@ -119,8 +106,8 @@ def test_connected_and_modularity_at_least_louvains():
             lab = gm.leiden_communities(g, seed=seed)
             assert lab.shape == (n,) and lab.dtype == np.int64
             assert _split_communities(g, lab) == 0, (n, k, weights, seed)
-            ours.append(_modularity(g, lab))
-            louv.append(_modularity(g, gm.louvain_communities(g, seed=seed)))
+            ours.append(modularity(g, lab))
+            louv.append(modularity(g, gm.louvain_communities(g, seed=seed)))
     assert sum(ours) >= sum(louv), (ours, louv)
 
 
@@ -132,7 +119,7 @@ def test_reported_modularity_rises():
     prev = -1.0
     passes = set()
     for lab, info in front.levels(g, seed=5, progress=False):
-        assert info["modularity"] == pytest.approx(_modularity(g, lab), abs=1e-9)
+        assert info["modularity"] == pytest.approx(modularity(g, lab), abs=1e-9)
         assert info["modularity"] > prev
         prev = info["modularity"]
         passes.add(info["pass"])
@@ -406,9 +393,7 @@ def test_dispatch_matches_own_entry_point():
     first = nx.community.leiden_communities(G, backend="gpumatch", seed=7, max_level=1, **kw)
     assert first == parts[0]
     q = nx.community.modularity(G, got)
-    assert q == pytest.approx(
-        _modularity(Graph.from_networkx(G, weight="weight"), _labels(34, got))
-    )
+    assert q == pytest.approx(modularity(Graph.from_networkx(G, weight="weight"), _labels(34, got)))
     assert q > 0.4
 
 

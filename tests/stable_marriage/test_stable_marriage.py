@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import nx_gpumatch
 from nx_gpumatch.algorithms import stable_marriage as sm
 from nx_gpumatch.cpu import stable_marriage as csm
+from tests.support.inputs import to_arrays
 
 ENGINES = [
     ("mcvitie_wilson", False),
@@ -65,20 +66,6 @@ def brute_blocking(matching, men, women):
             if m_prefers and w_prefers and wife.get(m) != w:
                 out.append((m, w))
     return out
-
-
-def to_arrays(men, women):
-    """Dict instance -> array form (ids in dict order)."""
-    mi = {m: i for i, m in enumerate(men)}
-    wi = {w: j for j, w in enumerate(women)}
-
-    def side(prefs, index):
-        ptr = np.zeros(len(prefs) + 1, np.int64)
-        ptr[1:] = np.cumsum([len(v) for v in prefs.values()])
-        ch = np.array([index[x] for v in prefs.values() for x in v], dtype=np.int32)
-        return ptr, ch
-
-    return side(men, wi), side(women, mi)
 
 
 def to_dicts(men, women):

@@ -7,6 +7,7 @@ import pytest
 import nx_gpumatch
 from nx_gpumatch.algorithms import stable_marriage as sm
 from nx_gpumatch.cpu import stable_marriage as csm
+from tests.support.inputs import to_arrays
 
 
 def _random_instance(rng, men_names, women_names, complete=False):
@@ -19,19 +20,6 @@ def _random_instance(rng, men_names, women_names, complete=False):
         k = len(men_names) if complete else int(rng.integers(0, len(men_names) + 1))
         women[w] = [men_names[j] for j in rng.permutation(len(men_names))[:k]]
     return men, women
-
-
-def _by_ids(men, women):
-    """The same instance as (indptr, choices) arrays, encoded by dict lookups."""
-    mi = {m: i for i, m in enumerate(men)}
-    wi = {w: j for j, w in enumerate(women)}
-
-    def side(prefs, index):
-        ptr = np.zeros(len(prefs) + 1, np.int64)
-        ptr[1:] = np.cumsum([len(v) for v in prefs.values()])
-        return ptr, np.array([index[x] for v in prefs.values() for x in v], np.int32)
-
-    return side(men, wi), side(women, mi)
 
 
 # Prefixes of each other, empty, non-ASCII (2-, 3- and 4-byte UTF-8), spaces.
@@ -49,7 +37,7 @@ def test_string_names_equal_dict_lookups(seed, monkeypatch):
     men, women = _random_instance(rng, men_names, women_names)
     got = nx_gpumatch.stable_marriage(men, women)
     assert len(calls) == 2  # both sides took the byte encoder
-    mate = nx_gpumatch.stable_marriage(*_by_ids(men, women))
+    mate = nx_gpumatch.stable_marriage(*to_arrays(men, women))
     assert got == {men_names[m]: women_names[w] for m, w in enumerate(mate.tolist()) if w >= 0}
     assert nx_gpumatch.is_stable(got, men, women)
 
