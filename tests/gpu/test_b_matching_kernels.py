@@ -13,38 +13,14 @@ from nx_gpumatch.algorithms.b_matching import b_matching, b_matching_edges
 from nx_gpumatch.gpu import b_matching as gbm
 from nx_gpumatch.gpu._emulate import options
 from nx_gpumatch.graph import Graph
-
-
-def _star_forest(hubs=5, leaves=50, seed=0):
-    """Hubs with many leaves and tied weights: offers collide on the same slots."""
-    rng = np.random.default_rng(seed)
-    src, dst = [], []
-    for h in range(hubs):
-        for j in range(leaves):
-            src.append(h)
-            dst.append(hubs + (h * leaves + j) % (hubs * leaves // 2))
-    src += list(range(hubs - 1))
-    dst += list(range(1, hubs))
-    return Graph.from_arrays(
-        np.array(src), np.array(dst), rng.integers(1, 3, len(src)).astype(float)
-    )
-
-
-def _with_nonpositive(seed=5):
-    g = gen.random_graph(200, 800, seed=seed)
-    rng = np.random.default_rng(seed)
-    w = g.edge_weight.copy()
-    w[rng.random(w.shape[0]) < 0.3] = 0.0
-    w[rng.random(w.shape[0]) < 0.1] = -1.0
-    return Graph.from_arrays(g.edge_src, g.edge_dst, w, num_nodes=g.num_nodes + 5)
-
+from tests.support.inputs import star_forest, with_nonpositive
 
 GRAPHS = {
     "random": lambda: gen.random_graph(300, 1200, seed=1),
     "rmat-skewed": lambda: gen.rmat(9, 8, kind="g500", seed=2),
     "all-ties": lambda: gen.rmat(8, 6, kind="ssca", seed=4, weights=None),
-    "star-forest": _star_forest,
-    "nonpositive+isolated": _with_nonpositive,
+    "star-forest": lambda: star_forest(5, 50),
+    "nonpositive+isolated": lambda: with_nonpositive(200, 800, 5),
     "single-edge": lambda: Graph.from_arrays(np.array([0]), np.array([1]), np.array([2.0])),
     "no-edges": lambda: Graph.from_arrays(
         np.array([], np.int64), np.array([], np.int64), None, num_nodes=4
@@ -82,7 +58,7 @@ def test_emulated_equals_cpu(name):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_emulated_under_chaos(seed):
     # Threads yield at random atomics: lost CAS races on the hubs' slots happen constantly.
-    g = _star_forest(seed=seed)
+    g = star_forest(5, 50, seed=seed)
     _check(g, np.full(g.num_nodes, 2, np.int64), "emulate", chaos=256, slots=3, seed=seed)
 
 

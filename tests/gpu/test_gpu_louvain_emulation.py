@@ -15,6 +15,7 @@ from nx_gpumatch.gpu import leiden as gle
 from nx_gpumatch.gpu import louvain as gl
 from nx_gpumatch.gpu._emulate import options
 from nx_gpumatch.gpu._launch import get_module
+from tests.support.inputs import csr_rows
 
 
 def planted(n, groups, seed, hubs=(), p_in=0.85, per_vertex=4):
@@ -259,18 +260,7 @@ def test_star_aggregation(big_star, table_bytes, monkeypatch):
     )
     assert K == K2 == 1000
 
-    def rows(indptr, indices, w):
-        return [
-            sorted(
-                zip(
-                    indices[indptr[x] : indptr[x + 1]].tolist(),
-                    w[indptr[x] : indptr[x + 1]].tolist(),
-                )
-            )
-            for x in range(K)
-        ]
-
-    assert rows(got.indptr, got.indices, got.w) == rows(*ref[:3])
+    assert csr_rows(got.indptr, got.indices, got.w, K) == csr_rows(*ref[:3], K)
     np.testing.assert_array_equal(got.loop, ref[3])
     np.testing.assert_array_equal(got.k, ref[4])
     assert got.loop[0] == 100 and np.diff(got.indptr)[0] == 999

@@ -142,21 +142,7 @@ from nx_gpumatch.algorithms._compact import compact_graph  # noqa: E402
 from nx_gpumatch.algorithms.matching import mate_array  # noqa: E402
 from nx_gpumatch.gpu import matching as gm  # noqa: E402
 from nx_gpumatch.graph import Graph  # noqa: E402
-
-
-def _star_forest(hubs=6, leaves=60, seed=0):
-    """Hubs joined to many leaves with tied weights: every leaf courts a hub at
-    once, so proposals collide on the same Suitor words."""
-    rng = np.random.default_rng(seed)
-    src, dst = [], []
-    for h in range(hubs):
-        for j in range(leaves):
-            src.append(h)
-            dst.append(hubs + (h * leaves + j) % (hubs * leaves // 2))
-    src += list(range(hubs - 1))
-    dst += list(range(1, hubs))
-    w = rng.integers(1, 3, len(src)).astype(float)
-    return Graph.from_arrays(np.array(src), np.array(dst), w)
+from tests.support.inputs import star_forest, with_nonpositive  # noqa: E402
 
 
 def _path_decreasing(n=200):
@@ -165,24 +151,14 @@ def _path_decreasing(n=200):
     return Graph.from_arrays(src, src + 1, np.linspace(2.0, 1.0, n - 1))
 
 
-def _with_nonpositive(seed=5):
-    g = gen.random_graph(250, 900, seed=seed)
-    w = g.edge_weight.copy()
-    rng = np.random.default_rng(seed)
-    w[rng.random(w.shape[0]) < 0.3] = 0.0
-    w[rng.random(w.shape[0]) < 0.1] = -1.0
-    src, dst = g.edge_src, g.edge_dst
-    return Graph.from_arrays(src, dst, w, num_nodes=g.num_nodes + 7)  # plus isolated vertices
-
-
 GRAPHS = {
     "random": lambda: gen.random_graph(300, 1200, seed=1),
     "rmat-skewed": lambda: gen.rmat(9, 8, kind="g500", seed=2),
     "rmat-integer-ties": lambda: gen.rmat(9, 6, kind="g500", seed=3, weights="integer"),
     "all-ties": lambda: gen.rmat(8, 6, kind="ssca", seed=4, weights=None),
-    "star-forest": _star_forest,
+    "star-forest": lambda: star_forest(6, 60),
     "path": _path_decreasing,
-    "nonpositive+isolated": _with_nonpositive,
+    "nonpositive+isolated": lambda: with_nonpositive(250, 900, 7),
     "single-edge": lambda: Graph.from_arrays(np.array([0]), np.array([1]), np.array([2.0])),
     "no-edges": lambda: Graph.from_arrays(
         np.array([], np.int64), np.array([], np.int64), None, num_nodes=5

@@ -13,6 +13,7 @@ from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.gpu import louvain as gl
 from nx_gpumatch.gpu._emulate import options
 from nx_gpumatch.gpu._launch import get_module
+from tests.support.inputs import csr_rows
 
 
 def hub_graph(seed, n=600):
@@ -268,18 +269,7 @@ def check_aggregation(seed):
     assert K2 == K and np.array_equal(nid, newid)
     got = gl.aggregate(np, get_module("louvain", "emulate"), lev, comm, nid, K2)
 
-    def rows(indptr, indices, w):
-        return [
-            sorted(
-                zip(
-                    indices[indptr[x] : indptr[x + 1]].tolist(),
-                    w[indptr[x] : indptr[x + 1]].tolist(),
-                )
-            )
-            for x in range(K)
-        ]
-
-    assert rows(*ref[:3]) == rows(got.indptr, got.indices, got.w)
+    assert csr_rows(*ref[:3], K) == csr_rows(got.indptr, got.indices, got.w, K)
     np.testing.assert_array_equal(ref[3], got.loop)
     np.testing.assert_array_equal(ref[4], got.k)
 
