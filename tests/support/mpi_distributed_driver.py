@@ -16,6 +16,7 @@ import tempfile
 
 import numpy as np
 from mpi4py import MPI
+from mpi_report import failures, report
 
 import nx_gpumatch as gm
 from nx_gpumatch import distributed as D
@@ -23,14 +24,6 @@ from nx_gpumatch.graph import Graph
 
 comm = MPI.COMM_WORLD
 P, RANK = comm.size, comm.rank
-failures = []
-
-
-def report(name, ok, detail=""):
-    if RANK == 0:
-        print(("ok " if ok else "FAIL ") + name + ("" if ok else f": {detail}"), flush=True)
-    if not ok:
-        failures.append(name)
 
 
 def reference(src, dst, w, n, b, duplicates="last"):

@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 from mpi4py import MPI
+from mpi_report import failures, report
 
 from nx_gpumatch import distributed as D
 from nx_gpumatch.graph import Graph
@@ -28,14 +29,6 @@ P, RANK = comm.size, comm.rank
 LAST = RANK == P - 1
 CASE_LIMIT = 30.0  # seconds per case, on an oversubscribed machine
 MEMORY_LIMIT = 6 << 30  # address space per rank
-failures = []
-
-
-def report(name, ok, detail=""):
-    if RANK == 0:
-        print(("ok " if ok else "FAIL ") + name + ("" if ok else f": {detail}"), flush=True)
-    if not ok:
-        failures.append(name)
 
 
 def outcome(fn):
