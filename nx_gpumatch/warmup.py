@@ -202,11 +202,3 @@ def warmup(families=None, *, progress=True):
             times[name] = time.perf_counter() - t
     bar.close()
     return times
-
-
-if __name__ == "__main__":  # python -m nx_gpumatch.warmup [families]: the CLI's command
-    import sys
-
-    from nx_gpumatch.cli import main
-
-    sys.exit(main(["warmup", *sys.argv[1:]]))

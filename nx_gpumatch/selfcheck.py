@@ -1,4 +1,4 @@
-"""GPU self-check: ``python -m nx_gpumatch.gpu.selfcheck [--out report.json]``.
+"""GPU self-check: ``python -m nx_gpumatch.selfcheck [--out report.json]``.
 
 On a machine with a CUDA device it
   1. runs every ``gpu``-marked test ``--repeat`` times (10),
@@ -344,7 +344,7 @@ def sanitizer_commands(exe):
     out = []
     for tool in SANITIZER_TOOLS:
         cmd = [exe, "--tool", tool, "--error-exitcode", "99"]
-        cmd += [sys.executable, "-m", "nx_gpumatch.gpu.selfcheck", "--small-workload"]
+        cmd += [sys.executable, "-m", "nx_gpumatch.selfcheck", "--small-workload"]
         out.append((tool, cmd))
     return out
 
@@ -413,7 +413,7 @@ def _device_info():
 # ------------------------------------------------------------------ main
 def main(argv=None):
     p = argparse.ArgumentParser(
-        prog="python -m nx_gpumatch.gpu.selfcheck", description=__doc__.split("\n")[0]
+        prog="python -m nx_gpumatch.selfcheck", description=__doc__.split("\n")[0]
     )
     p.add_argument("--out", default="gpu-selfcheck.json", help="JSON report (default: %(default)s)")
     p.add_argument("--repeat", type=int, default=10, help="runs of the gpu-marked tests")
