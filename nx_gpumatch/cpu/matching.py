@@ -12,11 +12,10 @@ Results are ``mate`` arrays: mate[v] is v's partner, -1 if unmatched.
 import numpy as np
 from numba import prange
 
+from nx_gpumatch._constants import NO_RANK, P_BLUE
 from nx_gpumatch.cpu import kernel, njit
 from nx_gpumatch.cpu.atomics import atomic_add, cas, prefetch
 from nx_gpumatch.cpu.random import counter_hash
-
-NO_RANK = 0x7FFFFFFF
 
 
 # ------------------------------------------------------------------ greedy
@@ -328,7 +327,6 @@ def local_max_rounds(n, sptr, snbr):
 
 
 # ---------------------------------------------------------------- red-blue
-P_BLUE = 0.53406  # maximizes the expected matches per round (Fagginger Auer & Bisseling 2012)
 # Colours and random selections come from counter_hash, standing in for the
 # MD5 hashing of Fagginger Auer & Bisseling.
 
