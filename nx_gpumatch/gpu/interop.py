@@ -15,21 +15,9 @@ import numpy as np
 
 from nx_gpumatch.graph import Graph
 
-__all__ = ["kind_of", "from_cudf", "from_cugraph", "from_nx_cugraph"]
+__all__ = ["from_cudf", "from_cugraph", "from_nx_cugraph"]
 
 DEVICE_FACTORY = "device_graph_factory"
-
-
-def kind_of(obj):
-    """ "cudf", "cugraph", "nx_cugraph" or None, without importing anything."""
-    mod = type(obj).__module__ or ""
-    if mod.startswith("nx_cugraph"):
-        return "nx_cugraph"
-    if mod.startswith("cugraph"):
-        return "cugraph"
-    if mod.startswith("cudf") and hasattr(obj, "columns"):
-        return "cudf"
-    return None
 
 
 def _host(a):
