@@ -32,6 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
+from nx_gpumatch.algorithms.b_matching import b_matching_edges
+from nx_gpumatch.algorithms.matching import mate_array
+
 __all__ = ["main"]
 
 FAMILIES = ("matching", "b_matching", "stable_marriage", "bipartite", "louvain")
@@ -170,9 +173,6 @@ def _cugraph_graph(graph):
 def run_family(family, graph, *, repeat=3, check=True):
     """Run one family on the GPU and the CPU engine: a dict with the checks
     (``ok``), the median times and the ratios."""
-    from nx_gpumatch.algorithms.b_matching import b_matching_edges
-    from nx_gpumatch.algorithms.matching import mate_array
-
     rep = {"n": graph.num_nodes, "m": graph.num_edges, "cases": {}}
     ok = True
 

@@ -9,6 +9,7 @@ never used.
 Results are ``mate`` arrays: mate[v] is v's partner, -1 if unmatched.
 """
 
+import numba
 import numpy as np
 from numba import prange
 
@@ -253,8 +254,6 @@ def _mates_from_words(word):
 
 def suitor(n, indptr, indices, weights):
     """Parallel lock-free Suitor (Manne and Halappanavar 2014): equals the greedy matching."""
-    import numba
-
     word = np.full(n, EMPTY, np.uint64)
     wbits = weights.view(np.uint64)
     _suitor_run(n, indptr, indices, weights, wbits, word, numba.get_num_threads())

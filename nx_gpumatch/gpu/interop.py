@@ -11,6 +11,7 @@ nothing is uploaded again.
 
 from __future__ import annotations
 
+import networkx as nx
 import numpy as np
 
 from nx_gpumatch.graph import Graph
@@ -32,8 +33,6 @@ def from_cudf(df, source="source", target="target", weight="weight"):
 
 def from_cugraph(G, weight="weight"):
     """Graph from an undirected ``cugraph.Graph`` (its edge list, original vertex ids)."""
-    import networkx as nx
-
     if G.is_directed():
         raise nx.NetworkXNotImplemented("not implemented for directed type")
     df = G.view_edge_list()
@@ -73,8 +72,6 @@ def from_nx_cugraph(G, weight="weight", default=1.0, parallel=None):
     """Graph from an nx-cugraph graph held on the device, or None when it has
     no device copy (convert it as a networkx graph then). A MultiGraph needs
     ``parallel="sum"``, as in :meth:`Graph.from_networkx`."""
-    import networkx as nx
-
     cg = _cuda_graph(G)
     if cg is None:
         return None
