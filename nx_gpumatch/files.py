@@ -12,6 +12,8 @@ then ``column4``... Lines that start with ``#`` or ``%`` are comments. Text
 files may be gzip-compressed.
 """
 
+import csv
+import gzip
 import io
 import os
 
@@ -38,8 +40,6 @@ def _gzipped(path):
 
 def _open(path):
     """The file's bytes, decompressed when it is gzip-compressed."""
-    import gzip
-
     return gzip.open(path, "rb") if _gzipped(path) else open(path, "rb")
 
 
@@ -106,8 +106,6 @@ def _is_number(field):
 
 
 def _fields(line, fmt):
-    import csv
-
     if fmt == "csv":
         return next(csv.reader([line]), [])
     return line.split("\t") if "\t" in line else line.split()

@@ -5,7 +5,7 @@ All return :class:`nx_gpumatch.Graph`; ``.to_networkx()`` gives the networkx gra
 
 import numpy as np
 
-from nx_gpumatch.graph import Graph
+from nx_gpumatch.graph import MAX_NODES, Graph
 
 __all__ = ["random_graph", "rmat", "random_geometric", "delaunay", "RMAT_PARAMS"]
 
@@ -105,7 +105,6 @@ def delaunay(n, seed=0, weights="distance"):
 def _check_size(n, m):
     """ValueError / MemoryError before drawing a graph that cannot be held."""
     from nx_gpumatch._input import check_memory, input_bytes
-    from nx_gpumatch.graph import MAX_NODES
 
     if n >= MAX_NODES:
         raise ValueError(f"graphs need fewer than 2**31 vertices (int32 ids), got {n}")

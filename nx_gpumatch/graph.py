@@ -15,12 +15,9 @@ import numbers
 
 import numpy as np
 
-__all__ = ["Graph"]
+from nx_gpumatch._constants import NO_RANK
 
-# Rank given to edges that no approximate algorithm may use (weight <= 0). It is
-# the largest value of the 31-bit rank field of the packed Suitor words, so such an
-# edge never beats an empty slot.
-NO_RANK = np.int32(0x7FFFFFFF)
+__all__ = ["Graph"]
 
 
 # Integers up to 2**53 convert to float64 exactly; beyond, two different weights

@@ -13,7 +13,13 @@ Families of other modules are looked up by name, so a family whose function
 does not exist in this version is skipped, not an error.
 """
 
+import sys
+import time
+
+import networkx as nx
 import numpy as np
+
+from nx_gpumatch.config import check_bool
 
 __all__ = ["warmup", "FAMILIES", "estimate"]
 
@@ -27,7 +33,6 @@ def _graph(large=False):
         from nx_gpumatch.generators import random_graph
 
         return random_graph(40_000, 120_000, seed=1)
-    import networkx as nx
 
     G = nx.gnm_random_graph(40, 120, seed=1)
     rng = np.random.default_rng(1)
@@ -171,12 +176,7 @@ def warmup(families=None, *, progress=True):
     it first prints (on stderr) how long it takes (:func:`announce`). Returns a dict
     family -> seconds taken (families this version does not have are left out).
     """
-    import sys
-    import time
-
     import numba
-
-    from nx_gpumatch.config import check_bool
 
     progress = check_bool(progress, "progress")
     from tqdm import tqdm
@@ -204,9 +204,41 @@ def warmup(families=None, *, progress=True):
     return times
 
 
-if __name__ == "__main__":  # python -m nx_gpumatch.warmup [families]: the CLI's command
-    import sys
+def report(families=None, *, progress=True):
+    """:func:`warmup`, printing what ``nx-gpumatch warmup`` prints: the
+    announcement (above the progress bar, or on stdout without one), then the
+    seconds per family and in total. Returns warmup's dict."""
+    if not progress:
+        print(announce(families), flush=True)
+    times = warmup(families, progress=progress)
+    for name, sec in times.items():
+        print(f"{name:18s} {sec:7.2f} s")
+    print(f"{'total':18s} {sum(times.values()):7.2f} s")
+    return times
 
-    from nx_gpumatch.cli import main
 
-    sys.exit(main(["warmup", *sys.argv[1:]]))
+def main(argv=None):
+    """``python -m nx_gpumatch.warmup [FAMILY ...] [--no-progress]``: the same
+    as ``nx-gpumatch warmup``, without the command line's other commands."""
+    import argparse
+
+    p = argparse.ArgumentParser(
+        prog="python -m nx_gpumatch.warmup", description="Compile and cache the CPU kernels."
+    )
+    p.add_argument(
+        "families",
+        nargs="*",
+        metavar="FAMILY",
+        help=f"families to compile (default: all): {', '.join(FAMILIES)}",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = p.parse_args(argv)
+    unknown = [f for f in args.families if f not in FAMILIES]
+    if unknown:
+        p.error(f"unknown family {unknown[0]!r}; choose from {', '.join(FAMILIES)}")
+    report(args.families or None, progress=not args.no_progress)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

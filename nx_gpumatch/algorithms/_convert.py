@@ -108,12 +108,6 @@ def edge_weights(graph, u, v):
     return graph.edge_weight[graph.edge_ids(u, v)]
 
 
-def label_array(graph):
-    """Labels as an array that ``take`` can index (keeps the input's dtype); kept for
-    callers that predate :meth:`Graph.label_index`."""
-    return graph.label_index()
-
-
 def edges_result(inp, edges, with_weight=True):
     """Edges (ids into the graph's edge list) in the caller's types: a set of label
     pairs for networkx input, the defining rows for a DataFrame (the caller's

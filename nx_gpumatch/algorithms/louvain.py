@@ -30,7 +30,7 @@ import sys
 import numpy as np
 
 from nx_gpumatch.algorithms._compact import compact_graph
-from nx_gpumatch.algorithms._convert import label_array, to_graph
+from nx_gpumatch.algorithms._convert import to_graph
 from nx_gpumatch.config import check_bool, get_config, resolve_device
 
 # A MultiGraph clusters as the Graph with each pair's parallel edges summed
@@ -316,7 +316,7 @@ def _result(graph, kind, labels):
         return labels.astype(np.int64)
     import pandas as pd
 
-    lab = label_array(graph)
+    lab = graph.label_index()
     vertex = np.arange(graph.num_nodes) if lab is None else lab
     df = pd.DataFrame({"vertex": vertex, "community": labels.astype(np.int64)})
     if kind == "cudf":

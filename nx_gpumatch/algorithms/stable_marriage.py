@@ -605,7 +605,7 @@ def stable_marriage_instance(kind, n, seed=0, *, threads=None):
 
 # ------------------------------------------------------- graph bridge
 def _graph_smi(graph):
-    from nx_gpumatch.graph import NO_RANK
+    from nx_gpumatch._constants import NO_RANK
 
     n = graph.num_nodes
     rank = graph.arc_rank()

@@ -5,8 +5,11 @@ module here with a ``main(argv)``. Timings are medians of repeated runs, and eve
 ratio compares runs made in the same process on the same machine.
 """
 
+import importlib.util
 import statistics
 import time
+
+import numpy as np
 
 PROBLEMS = (
     "matching",
@@ -35,7 +38,6 @@ BENCH_EXTRA = 'pip install "nx-gpumatch[bench]" (from a checkout: pip install ".
 
 def missing(problem):
     """The anchor packages of ``problem`` that cannot be imported."""
-    import importlib.util
 
     def absent(name):
         try:
@@ -100,7 +102,6 @@ def paired_ratios(fn, anchor, repeat=5, warmup=1):
 def networkit_graph(g):
     """A weighted undirected NetworKit graph with the same edges as Graph g."""
     import networkit as nk
-    import numpy as np
 
     return nk.GraphFromCoo(
         (g.edge_weight, (g.edge_src.astype(np.uint64), g.edge_dst.astype(np.uint64))),

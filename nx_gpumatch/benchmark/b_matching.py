@@ -17,6 +17,9 @@ import time
 
 import numpy as np
 
+from nx_gpumatch.algorithms.b_matching import b_matching_edges
+from nx_gpumatch.benchmark import networkit_graph
+
 
 def _alternate(fns, repeat, warmup=1):
     """Median time of each function, run in turn ``repeat`` times; last results."""
@@ -54,8 +57,6 @@ def main(argv):
     import networkit as nk
 
     from nx_gpumatch import cpu, generators
-    from nx_gpumatch.algorithms.b_matching import b_matching_edges
-    from nx_gpumatch.benchmark import networkit_graph
 
     r = args.repeat
     print(f"random graph n={args.n:,} m={args.m:,} (seed 0), median of {r} alternating runs")

@@ -28,6 +28,7 @@ import sys
 
 import numpy as np
 
+import nx_gpumatch as gm
 from nx_gpumatch.benchmark import median_time
 
 SCIPY_SCRIPT = (
@@ -66,7 +67,6 @@ def main(argv):
 
     from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
 
-    import nx_gpumatch as gm
     from nx_gpumatch import cpu
     from nx_gpumatch.algorithms.bipartite import Biadjacency, solve
     from nx_gpumatch.generators_bipartite import GENERATORS, bipartite_graph
@@ -122,8 +122,6 @@ def main(argv):
 def _small(n, repeat, scipy_mbm, bipartite_graph):
     import scipy.sparse as sp
 
-    import nx_gpumatch as gm
-
     inputs = (
         ("density 1.5%", sp.random(n, n, density=0.015, format="csr", random_state=1)),
         ("random, 8 per row", bipartite_graph("random", n, 0).tocsr()),
@@ -141,8 +139,6 @@ def _small(n, repeat, scipy_mbm, bipartite_graph):
 
 
 def _adversarial(s, r, scipy_limit, generators, bipartite_graph, Biadjacency, solve):
-    import nx_gpumatch as gm
-
     print(f"\nadversarial inputs at size {s:,} (gpumatch: the default, and init='cheap')")
     print(
         f"  {'kind':12s} {'edges':>10s} {'ours [s]':>9s} {'ns/edge':>8s} {'vs random/edge':>15s}"

@@ -31,6 +31,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
+
+import networkx as nx
+import numpy as np
+
+import nx_gpumatch as gm
+from nx_gpumatch.warmup import FAMILIES
 
 CHILD = r"""
 import json, sys, time
@@ -139,8 +146,6 @@ def _goals(result):
 
 
 def main(argv):
-    from nx_gpumatch.warmup import FAMILIES
-
     ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark cold_start")
     ap.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families")
     ap.add_argument("--repeat", type=int, default=1, help="fresh processes per measurement")
@@ -238,11 +243,7 @@ LIMIT_SIZES = (250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000)
 
 def _limit_case(name, size):
     """(input, call) of a family for an input of ``size`` (its INTERPRET_MAX unit)."""
-    import networkx as nx
-    import numpy as np
     import scipy.sparse as sp
-
-    import nx_gpumatch as gm
 
     rng = np.random.default_rng(1)
     if name == "bipartite":
@@ -272,8 +273,6 @@ def _limit_case(name, size):
 def limits():
     """Print interpreted seconds per input size and family (this process; the
     first call of each size is not timed), next to INTERPRET_MAX."""
-    import time
-
     from nx_gpumatch import cpu
 
     print("interpreted call [s] by input size (edges / entries); machine load shifts these")

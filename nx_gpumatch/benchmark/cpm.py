@@ -21,6 +21,9 @@ import time
 
 import numpy as np
 
+import nx_gpumatch as gm
+from nx_gpumatch.objective import cpm
+
 
 def graphs(n, seed):
     from nx_gpumatch.generators import planted_partition, random_graph
@@ -34,8 +37,6 @@ def _csr(g):
 
 
 def score(g, labels, resolution):
-    from nx_gpumatch.objective import cpm
-
     return cpm(*_csr(g), labels, resolution)
 
 
@@ -56,8 +57,6 @@ def _to_labels(n, parts):
 
 def run_case(g, resolution, seed, *, use_networkx=True, use_leidenalg=True):
     """{method: (labels, seconds)} on one graph, gamma and seed."""
-    import nx_gpumatch as gm
-
     out = {}
     t = time.perf_counter()
     lab = gm.leiden_communities(g, resolution=resolution, seed=seed, metric="cpm", progress=False)
@@ -101,7 +100,6 @@ def main(argv=None):
     seeds = [int(s) for s in args.seeds.split(",")]
     gammas = [float(x) for x in args.resolutions.split(",")]
     worst = {}
-    import nx_gpumatch as gm
 
     warm = graphs(args.n, 0)["planted"]  # load the compiled kernels before timing
     gm.leiden_communities(warm, resolution=gammas[0], metric="cpm", progress=False)

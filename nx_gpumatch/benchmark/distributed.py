@@ -17,11 +17,14 @@ columns of the paper's Table II.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
 import sys
 import time
+
+import numpy as np
 
 STRATEGIES = {
     "b'b_N1_U": {},
@@ -71,8 +74,6 @@ def _parser():
 
 
 def _edges(args, comm):
-    import numpy as np
-
     from nx_gpumatch import distributed as D
 
     if args.graph == "random":
@@ -136,10 +137,6 @@ def worker(args):
 
 def _digest(u, v):
     """A fingerprint of a matching (sorted edge list), to compare runs."""
-    import hashlib
-
-    import numpy as np
-
     h = hashlib.sha256(np.ascontiguousarray(u, np.int64).tobytes())
     h.update(np.ascontiguousarray(v, np.int64).tobytes())
     return h.hexdigest()[:16]

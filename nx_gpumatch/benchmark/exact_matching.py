@@ -15,6 +15,7 @@ import argparse
 import math
 import time
 
+import networkx as nx
 import numpy as np
 
 from nx_gpumatch.benchmark import median_time
@@ -43,8 +44,6 @@ def _total(graph, mate):
 
 
 def main(argv=None):
-    import networkx as nx
-
     from nx_gpumatch.generators import random_graph
 
     ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark exact_matching")

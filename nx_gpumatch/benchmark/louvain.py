@@ -27,8 +27,11 @@ import argparse
 import statistics
 import time
 
+import networkx as nx
 import numpy as np
 
+import nx_gpumatch as gm
+from nx_gpumatch import Graph
 from nx_gpumatch.benchmark import median_time, networkit_graph
 
 
@@ -61,7 +64,6 @@ def _labels_from_sets(graph, parts):
 def _graph(n, m):
     """The benchmark graph: ``random_graph(n, m, seed=0)`` without its few
     self-loops, which networkx's and NetworKit's copies would not carry."""
-    from nx_gpumatch import Graph
     from nx_gpumatch.generators import random_graph
 
     g = random_graph(n, m, seed=0)
@@ -69,10 +71,6 @@ def _graph(n, m):
 
 
 def vs_networkx(n, m, repeat, threads, device):
-    import networkx as nx
-
-    import nx_gpumatch as gm
-
     g = _graph(n, m)
     G = g.to_networkx()
     gm.louvain_communities(
@@ -132,8 +130,6 @@ def _planted(n, seed=1):
 
 def vs_plm(n, m, repeat, threads, device, planted=False, seed=1):
     import networkit as nk
-
-    import nx_gpumatch as gm
 
     g = _planted(n, seed) if planted else _graph(n, m)
     nkG = networkit_graph(g)
@@ -223,7 +219,6 @@ def vs_leiden(n, m, repeat, threads, planted=False, stable=False):
     import igraph as ig
     import networkit as nk
 
-    import nx_gpumatch as gm
     from nx_gpumatch.generators import planted_partition
 
     truth = None
@@ -303,8 +298,6 @@ def vs_leiden(n, m, repeat, threads, planted=False, stable=False):
 
 
 def _lattices(side):
-    from nx_gpumatch import Graph
-
     idx = np.arange(side * side).reshape(side, side)
     src = np.r_[idx[:, :-1].ravel(), idx[:-1].ravel()]
     dst = np.r_[idx[:, 1:].ravel(), idx[1:].ravel()]
@@ -321,8 +314,6 @@ def vs_lattices(side, repeat, threads):
     """Louvain / PLM and Leiden / ParallelLeiden on a grid and a path in their
     own vertex order, interleaved runs, medians."""
     import networkit as nk
-
-    import nx_gpumatch as gm
 
     if threads is None:
         import numba

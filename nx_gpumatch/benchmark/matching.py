@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+import nx_gpumatch as gm
 from nx_gpumatch.benchmark import median_time, networkit_graph, paired_ratios
 
 LATENCY_SCRIPT = (
@@ -57,7 +58,6 @@ def main(argv):
     import networkit as nk
     import pandas as pd
 
-    import nx_gpumatch as gm
     from nx_gpumatch import Graph, cpu, generators
 
     r = args.repeat

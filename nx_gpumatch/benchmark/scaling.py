@@ -16,6 +16,9 @@ import json
 import platform
 import sys
 
+import numpy as np
+
+import nx_gpumatch as gm
 from nx_gpumatch.benchmark import median_time, networkit_graph
 
 FAMILIES = ("suitor", "local_max", "b_suitor", "exact", "louvain")
@@ -49,10 +52,6 @@ def _engines(device):
 
 
 def _ours(family, g, engine):
-    import numpy as np
-
-    import nx_gpumatch as gm
-
     if family in ("suitor", "local_max"):
         return lambda: gm.max_weight_matching(g, algorithm=family, device=engine)
     if family == "b_suitor":

@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+import nx_gpumatch as gm
+from nx_gpumatch.algorithms import stable_marriage as sm
 from nx_gpumatch.benchmark import median_time
 
 ENGINES = (
@@ -33,8 +35,6 @@ def solve_counting(prefs, algorithm="mcvitie_wilson", engine="parallel", threads
     "gpu") on prepared preferences (:func:`nx_gpumatch.prepare_preferences`).
     Proposals: for each man, his list up to and including his wife (all of it if
     he stays single), the count Naim et al. report."""
-    from nx_gpumatch.algorithms import stable_marriage as sm
-
     return sm.solve(prefs, algorithm=algorithm, engine=engine, threads=threads)
 
 
@@ -75,9 +75,6 @@ def run_matching_package(men, women):
 
 
 def bench_matching_package(n, repeat, threads):
-    import nx_gpumatch as gm
-    from nx_gpumatch.algorithms import stable_marriage as sm
-
     print(f"\ncomplete random instance n={n:,} (every list complete), vs the `matching` package")
     men, women = complete_instance(n, seed=0)
     t_dict, ours = median_time(lambda: gm.stable_marriage(men, women, threads=threads), repeat)
@@ -118,9 +115,7 @@ def _to_arrays(men, women):
 
 
 def bench_instance(kind, n, repeat, threads, seed, engines=ENGINES, device=None):
-    import nx_gpumatch as gm
     from nx_gpumatch import cpu
-    from nx_gpumatch.algorithms import stable_marriage as sm
 
     print(f"\n{kind} instance n={n:,} (seed {seed})")
     t = time.perf_counter()

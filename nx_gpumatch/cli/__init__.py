@@ -11,6 +11,10 @@ Every bad input ends the same way in every subcommand: one line
 import importlib
 import sys
 
+import networkx as nx
+
+from nx_gpumatch import __version__
+
 # Subcommand modules under nx_gpumatch.cli, in the order ``--help`` lists them.
 COMMANDS = (
     "match",
@@ -25,7 +29,6 @@ COMMANDS = (
 
 
 def build_parser():
-    from nx_gpumatch import __version__
     from nx_gpumatch.cli._common import Parser
 
     parser = Parser(
@@ -42,8 +45,6 @@ def build_parser():
 
 
 def main(argv=None):
-    import networkx as nx
-
     from nx_gpumatch.cli._common import CliError, check_device, check_paths, open_output
 
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -3,13 +3,26 @@
 import sys
 import time
 
+import numpy as np
+
+from nx_gpumatch.algorithms.b_matching import b_matching_edges, b_matching_result, is_b_matching
+from nx_gpumatch.cli._common import (
+    CliError,
+    add_graph_arguments,
+    add_output_arguments,
+    given,
+    id_base,
+    id_note,
+    load_graph,
+    nonnegative_int,
+    write_output,
+)
+
 ALGORITHMS = ("b_suitor", "local_dominant", "greedy")
 
 
 def add_command(subparsers):
     """Add the "b-matching" subcommand to an argparse subparsers object."""
-    from nx_gpumatch.cli._common import add_graph_arguments, add_output_arguments, nonnegative_int
-
     p = subparsers.add_parser(
         "b-matching",
         help="½-approximate weighted b-matching (at most b edges per vertex)",
@@ -44,11 +57,8 @@ def add_command(subparsers):
 
 
 def run_b_matching(args):
-    import numpy as np
     from tqdm import tqdm
 
-    from nx_gpumatch.algorithms.b_matching import b_matching_edges, b_matching_result, is_b_matching
-    from nx_gpumatch.cli._common import CliError, given, id_base, id_note, load_graph
     from nx_gpumatch.config import resolve_device
 
     if args.input and given(args, "seed"):
@@ -119,8 +129,6 @@ def run_b_matching(args):
 
 def _write(args, g, edges, base):
     import pandas as pd
-
-    from nx_gpumatch.cli._common import write_output
 
     u, v = g.edge_src[edges], g.edge_dst[edges]
     if base is None:  # an edge list: its own labels and column names

@@ -5,11 +5,12 @@ the speed-up table)."""
 
 import argparse
 
+from nx_gpumatch.benchmark import PROBLEMS, load
+from nx_gpumatch.cli._common import CliError
+
 
 def add_command(subparsers):
     """Add the ``benchmark`` subcommand to an argparse subparsers object."""
-    from nx_gpumatch.benchmark import PROBLEMS
-
     p = subparsers.add_parser(
         "benchmark",
         help="time the algorithms against their anchors (needs the 'bench' extra)",
@@ -32,9 +33,6 @@ def add_command(subparsers):
 
 
 def run(args):
-    from nx_gpumatch.benchmark import load
-    from nx_gpumatch.cli._common import CliError
-
     try:
         module = load(args.problem)  # checks the anchor packages before any measuring
     except ImportError as exc:

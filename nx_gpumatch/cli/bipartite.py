@@ -6,20 +6,31 @@ scipy."""
 import sys
 import time
 
+import numpy as np
+import scipy.sparse as sp
+
+import nx_gpumatch as gm
+from nx_gpumatch.algorithms.bipartite import ALGORITHMS, INITS, LAYOUTS
+from nx_gpumatch.cli._common import (
+    INPUT_HELP,
+    CliError,
+    Given,
+    add_no_progress,
+    add_output_arguments,
+    columns,
+    given,
+    id_base,
+    id_note,
+    nonnegative_int,
+    positive_int,
+    read_input,
+    write_output,
+)
+from nx_gpumatch.generators_bipartite import GENERATORS, bipartite_graph
+
 
 def add_command(subparsers):
     """Add the "bipartite" subcommand to an argparse subparsers object."""
-    from nx_gpumatch.algorithms.bipartite import ALGORITHMS, INITS, LAYOUTS
-    from nx_gpumatch.cli._common import (
-        INPUT_HELP,
-        Given,
-        add_no_progress,
-        add_output_arguments,
-        nonnegative_int,
-        positive_int,
-    )
-    from nx_gpumatch.generators_bipartite import GENERATORS
-
     p = subparsers.add_parser(
         "bipartite",
         help="maximum-cardinality bipartite matching (scipy's contract), with a proof",
@@ -101,11 +112,6 @@ def add_command(subparsers):
 
 
 def _load(args):
-    import scipy.sparse as sp
-
-    from nx_gpumatch.cli._common import CliError, given, read_input
-    from nx_gpumatch.generators_bipartite import bipartite_graph
-
     if args.input is not None:
         for dest, flag in (("generate", "--generate"), ("n", "-n"), ("seed", "--seed")):
             if given(args, dest):
@@ -115,8 +121,6 @@ def _load(args):
             raise CliError("-n must be at least 1")
         return bipartite_graph(args.generate, args.n, args.seed), None
     import pandas as pd
-
-    from nx_gpumatch.cli._common import columns
 
     try:
         df = read_input(args)
@@ -140,11 +144,7 @@ def _load(args):
 
 
 def run_bipartite(args):
-    import numpy as np
     from tqdm import tqdm
-
-    import nx_gpumatch as gm
-    from nx_gpumatch.cli._common import CliError, id_base, id_note, write_output
 
     kw = dict(
         algorithm=args.algorithm,

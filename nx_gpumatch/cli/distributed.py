@@ -6,6 +6,9 @@ import argparse
 import sys
 import time
 
+import numpy as np
+
+import nx_gpumatch as gm
 from nx_gpumatch.cli._common import (
     CliError,
     Given,
@@ -14,6 +17,7 @@ from nx_gpumatch.cli._common import (
     nonnegative_int,
     positive_int,
 )
+from nx_gpumatch.graph import Graph
 
 ALGORITHMS = ("b_suitor", "suitor", "local_max")
 STRATEGY = ("b_suitor", "suitor")
@@ -221,8 +225,6 @@ def _options(args):
 
 
 def _load(args, comm):
-    import numpy as np
-
     from nx_gpumatch import distributed as D
 
     if args.input:
@@ -238,8 +240,6 @@ def _load(args, comm):
 
 
 def run_distributed(args):
-    import numpy as np
-
     from nx_gpumatch import distributed as D
     from nx_gpumatch.distributed._comm import allreduce_max, gather
 
@@ -306,11 +306,7 @@ def run_distributed(args):
 
 def _check(args, part, res, comm):
     """Gather the edge list on rank 0 and compare with the shared-memory engine."""
-    import numpy as np
-
-    import nx_gpumatch as gm
     from nx_gpumatch.distributed._comm import gather
-    from nx_gpumatch.graph import Graph
 
     pieces = gather(comm, (part["src"], part["dst"], part.get("weight")), 0, "--check")
     got = res.gather()

@@ -5,11 +5,22 @@ check on small graphs."""
 import sys
 import time
 
+import networkx as nx
+
+from nx_gpumatch.algorithms import louvain as lv
+from nx_gpumatch.cli._common import (
+    add_graph_arguments,
+    add_output_arguments,
+    id_base,
+    id_note,
+    load_graph,
+    nonnegative_int,
+    write_output,
+)
+
 
 def add_command(subparsers):
     """Add the ``louvain`` subcommand to an argparse subparsers object."""
-    from nx_gpumatch.cli._common import add_graph_arguments, add_output_arguments, nonnegative_int
-
     p = subparsers.add_parser(
         "louvain",
         help="Louvain community detection (parallel CPU engine, or CUDA kernels on a GPU)",
@@ -94,11 +105,8 @@ def add_command(subparsers):
 
 
 def run_louvain(args):
-    import networkx as nx
     from tqdm import tqdm
 
-    from nx_gpumatch.algorithms import louvain as lv
-    from nx_gpumatch.cli._common import id_base, id_note, load_graph, write_output
     from nx_gpumatch.config import get_config, resolve_device
 
     if args.max_level is not None and args.max_level <= 0:
@@ -238,8 +246,6 @@ def _check_cpm(nx, G, g, labels, weight, resolution):
     """networkx's Louvain optimises modularity, so a CPM run is not compared
     with it; networkx's ``constant_potts_model`` (3.7 on) checks the value
     reported instead."""
-    from nx_gpumatch.algorithms import louvain as lv
-
     why = "no Louvain comparison: networkx's optimises modularity"
     cpm = getattr(nx.community, "constant_potts_model", None)
     if cpm is None:

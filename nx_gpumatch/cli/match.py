@@ -7,6 +7,10 @@ import argparse
 import sys
 import time
 
+import networkx as nx
+
+import nx_gpumatch as gm
+from nx_gpumatch.algorithms._convert import edge_weights, matched_pairs
 from nx_gpumatch.cli._common import (
     CliError,
     add_graph_arguments,
@@ -76,8 +80,6 @@ def _compare_skip(args, g):
 def _networkx_exact(g, bar):
     """(pairs, weight, seconds) of networkx's exact matching, or None when the
     user interrupts it (Ctrl-C skips the comparison, not the run)."""
-    import networkx as nx
-
     bar.set_description("networkx exact max_weight_matching (for comparison; Ctrl-C skips)")
     attr = g.weight_attr or "weight"
     G = g.to_networkx()
@@ -93,7 +95,6 @@ def _networkx_exact(g, bar):
 def run_match(args):
     from tqdm import tqdm
 
-    import nx_gpumatch as gm
     from nx_gpumatch.config import resolve_device
 
     if args.input and given(args, "seed") and args.algorithm != "red_blue":
@@ -161,8 +162,6 @@ def run_match(args):
 
 def _write(args, g, mate, base):
     import pandas as pd
-
-    from nx_gpumatch.algorithms._convert import edge_weights, matched_pairs
 
     u, v = matched_pairs(mate)
     if base is None:  # an edge list: its own labels and column names

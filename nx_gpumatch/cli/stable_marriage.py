@@ -1,15 +1,18 @@
 """``nx-gpumatch stable-marriage``: solve one of the generated stable
 marriage instances (Manne et al. 2016) and report proposals per second and a stability check."""
 
+import statistics
 import sys
 import time
+
+import nx_gpumatch as gm
+from nx_gpumatch.algorithms import stable_marriage as sm
+from nx_gpumatch.algorithms.stable_marriage import ALGORITHMS, KINDS
+from nx_gpumatch.cli._common import nonnegative_int, positive_int
 
 
 def add_command(subparsers):
     """Add the ``stable-marriage`` subcommand to an argparse subparsers object."""
-    from nx_gpumatch.algorithms.stable_marriage import ALGORITHMS, KINDS
-    from nx_gpumatch.cli._common import nonnegative_int, positive_int
-
     p = subparsers.add_parser(
         "stable-marriage",
         help="man-optimal stable matching of a generated easy/hard instance",
@@ -63,11 +66,6 @@ def run_stable_marriage(args):
 
 
 def _run(args, bar):
-    import statistics
-
-    import nx_gpumatch as gm
-    from nx_gpumatch.algorithms import stable_marriage as sm
-
     bar.set_description(f"generating the {args.kind} instance")
     t = time.perf_counter()
     men, women = gm.stable_marriage_instance(args.kind, args.n, args.seed, threads=args.threads)

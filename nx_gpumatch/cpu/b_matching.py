@@ -16,10 +16,10 @@ import numpy as np
 from numba import prange
 from numba.core.cpu import ParallelOptions
 
+from nx_gpumatch._constants import NO_RANK
 from nx_gpumatch.cpu import kernel, njit
 from nx_gpumatch.cpu.atomics import atomic_add, atomic_load, atomic_store, cas, prefetch
 
-NO_RANK = 0x7FFFFFFF
 LOW = np.int64(0xFFFFFFFF)
 # Helpers called only from jitted code are built with no_cpython_wrapper: no
 # Python entry point to compile for them.
@@ -53,8 +53,10 @@ SHORT = 48
 AHEAD = 4
 DEPTH = 2
 BLOCK = 512
-# Loops over fewer vertices run on one thread: waking the others costs more.
-PARALLEL_MIN = 20000
+# Queues and loops over fewer vertices run on one thread: waking the others costs
+# more (the distributed engine's rounds use the same threshold). Not the build
+# threshold nx_gpumatch.cpu.PARALLEL_MIN.
+QUEUE_PARALLEL_MIN = 20000
 
 
 # ----------------------------------------------------------------- shared
@@ -616,7 +618,7 @@ def _write_upper(v, rec, stride, hptr, indptr, indices, arc_edge, off, out):
 def _suitor_count(n, rec, stride, hptr, cnt):
     """cnt[v + 1] = suitors of v with a larger id; returns the number of suitors."""
     entries = 0
-    if n >= PARALLEL_MIN:
+    if n >= QUEUE_PARALLEL_MIN:
         for i in prange(n):
             entries += _count_upper(np.int64(i), rec, stride, hptr, cnt)
     else:
@@ -627,7 +629,7 @@ def _suitor_count(n, rec, stride, hptr, cnt):
 
 @kernel(parallel=PRANGE_ONLY)
 def _suitor_write(n, rec, stride, hptr, indptr, indices, arc_edge, off, out):
-    if n >= PARALLEL_MIN:
+    if n >= QUEUE_PARALLEL_MIN:
         for i in prange(n):
             _write_upper(np.int64(i), rec, stride, hptr, indptr, indices, arc_edge, off, out)
     else:
@@ -680,7 +682,7 @@ def b_suitor(n, indptr, indices, arc_rank, arc_edge, cap, batch=BATCH, min_batch
         qtail[0] = 0
         # Rounds stay here rather than in one compiled loop: the kernels come out
         # measurably faster that way.
-        run = _round_parallel if nq >= PARALLEL_MIN else _round_serial
+        run = _round_parallel if nq >= QUEUE_PARALLEL_MIN else _round_serial
         run(
             q,
             nq,
@@ -726,7 +728,7 @@ def sorted_rows(n, indptr, indices, arc_rank):
     slots; returns (key, row end)."""
     key = np.empty(indices.shape[0], np.int64)
     rend = np.empty(n, np.int64)
-    if n >= PARALLEL_MIN:
+    if n >= QUEUE_PARALLEL_MIN:
         for i in prange(n):
             _sorted_row(np.int64(i), indptr, indices, arc_rank, key, rend)
     else:
@@ -789,7 +791,7 @@ def _ld_rounds(key, rend, head, left, active, cnt, wlast, dec, take, order):
         # Phase 1: windows. Reads left[] of others, which changes only in phase 3.
         # Phase 2: an edge in both ends' windows is locally dominant; both ends see
         # it the same way, and only the smaller end records it.
-        if k >= PARALLEL_MIN:
+        if k >= QUEUE_PARALLEL_MIN:
             for i in prange(k):
                 _window(np.int64(active[i]), key, head, rend, left, cnt, wlast)
             for i in prange(k):

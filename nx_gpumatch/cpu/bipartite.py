@@ -28,14 +28,13 @@ through the serial builds of :mod:`nx_gpumatch.cpu.bipartite_run`.
 import numpy as np
 from numba import prange
 
+from nx_gpumatch._constants import ENDPOINT, UNSEEN
 from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.atomics import atomic_add, atomic_store, cas
 
-UNSEEN = np.int32(0x7FFFFFFF)  # BFS level of a column not reached
 # BFS level of a dead column (see _dfs_pass): never entered by a search, never a
 # layer (no level + 1 equals it), and inside the cover's reached set (not UNSEEN)
 DEAD = np.int32(-1)
-ENDPOINT = np.int32(-2)  # rmatch of a free row claimed as the end of a path
 
 
 # ------------------------------------------------------------ preprocessing

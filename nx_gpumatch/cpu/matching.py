@@ -9,14 +9,14 @@ never used.
 Results are ``mate`` arrays: mate[v] is v's partner, -1 if unmatched.
 """
 
+import numba
 import numpy as np
 from numba import prange
 
+from nx_gpumatch._constants import NO_RANK, P_BLUE
 from nx_gpumatch.cpu import kernel, njit
 from nx_gpumatch.cpu.atomics import atomic_add, cas, prefetch
 from nx_gpumatch.cpu.random import counter_hash
-
-NO_RANK = 0x7FFFFFFF
 
 
 # ------------------------------------------------------------------ greedy
@@ -254,8 +254,6 @@ def _mates_from_words(word):
 
 def suitor(n, indptr, indices, weights):
     """Parallel lock-free Suitor (Manne and Halappanavar 2014): equals the greedy matching."""
-    import numba
-
     word = np.full(n, EMPTY, np.uint64)
     wbits = weights.view(np.uint64)
     _suitor_run(n, indptr, indices, weights, wbits, word, numba.get_num_threads())
@@ -328,7 +326,6 @@ def local_max_rounds(n, sptr, snbr):
 
 
 # ---------------------------------------------------------------- red-blue
-P_BLUE = 0.53406  # maximizes the expected matches per round (Fagginger Auer & Bisseling 2012)
 # Colours and random selections come from counter_hash, standing in for the
 # MD5 hashing of Fagginger Auer & Bisseling.
 

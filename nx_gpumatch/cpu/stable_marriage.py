@@ -16,6 +16,7 @@ woman he could win. Every engine returns the unique man-optimal matching.
 import numpy as np
 from numba import prange
 
+from nx_gpumatch._constants import NO_RANK
 from nx_gpumatch.cpu import kernel, njit
 from nx_gpumatch.cpu.atomics import cas, prefetch
 from nx_gpumatch.cpu.random import counter_hash
@@ -23,7 +24,6 @@ from nx_gpumatch.cpu.random import counter_hash
 LOW = np.int64(0xFFFFFFFF)
 HIGH = np.int64(-0x100000000)  # ~LOW: the rank half of a packed word
 EMPTY = np.int64(0x7FFFFFFF_FFFFFFFF)
-NO_RANK = np.int64(0x7FFFFFFF)
 
 # Men in flight per thread in the parallel McVitie-Wilson engine, and how far
 # ahead the parallel Gale-Shapley queue prefetches: enough outstanding loads to

@@ -23,6 +23,9 @@ import time
 
 import numpy as np
 
+# Queues and message batches from QUEUE_PARALLEL_MIN on are handled by all threads,
+# as in the CPU engine (smaller ones by one). Tests lower it in this module.
+from nx_gpumatch.cpu.b_matching import QUEUE_PARALLEL_MIN
 from nx_gpumatch.distributed import _kernels as K
 from nx_gpumatch.distributed._comm import (
     Neighbours,
@@ -41,9 +44,6 @@ from nx_gpumatch.distributed.result import DistributedMatching, Stats
 __all__ = ["b_matching", "as_partition"]
 
 _B_MAX = 2**31 - 1
-# Queues and message batches from this size on are handled by all threads
-# (smaller ones by one: waking the others costs more). Tests lower it.
-PARALLEL_MIN = 20000
 FULL_SORT = 1 << 30
 
 
@@ -336,7 +336,7 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
                 min_batch,
                 ob,
                 out_n,
-                PARALLEL_MIN,
+                QUEUE_PARALLEL_MIN,
             )
         t_comp += time.perf_counter() - t
         t = time.perf_counter()
@@ -378,7 +378,7 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
                     qtail,
                     ob,
                     out_n,
-                    PARALLEL_MIN,
+                    QUEUE_PARALLEL_MIN,
                 )
             t_handle += time.perf_counter() - th
         t = time.perf_counter()

@@ -5,6 +5,9 @@ import time
 
 import numpy as np
 
+from nx_gpumatch import cpu
+from nx_gpumatch.config import check_threads
+from nx_gpumatch.cpu import matching as cm
 from nx_gpumatch.distributed._comm import (
     Neighbours,
     abort_on_error,
@@ -13,6 +16,7 @@ from nx_gpumatch.distributed._comm import (
     get_comm,
     same,
 )
+from nx_gpumatch.distributed.b_matching import as_partition, b_matching
 from nx_gpumatch.distributed.result import DistributedMatching, Stats
 
 __all__ = ["max_weight_matching"]
@@ -45,8 +49,6 @@ def max_weight_matching(
     b-Suitor's strategy keywords (``ordering``, ``vertex_subsets``,
     ``partial_sort``). ``result.mate`` gives each owned vertex's partner.
     """
-    from nx_gpumatch.distributed.b_matching import as_partition, b_matching
-
     comm = get_comm(comm)
     check(comm, _check_algorithm, algorithm)
     same(comm, "algorithm", algorithm)
@@ -67,7 +69,6 @@ def max_weight_matching(
         comm, as_partition, part, comm, num_nodes=num_nodes, owner=owner, duplicates=duplicates
     )
     t_part = time.perf_counter() - t0
-    from nx_gpumatch import cpu
 
     with cpu.threads(threads):
         res = abort_on_error(comm, _local_max, p, comm)
@@ -77,15 +78,12 @@ def max_weight_matching(
 
 
 def _no_strategy(strategy, threads):
-    from nx_gpumatch.config import check_threads
-
     check_threads(threads)  # here, so that a bad value on one rank fails on all
     if strategy:
         raise TypeError(f"local_max takes no strategy keywords, got {sorted(strategy)}")
 
 
 def _local_max(p, comm):
-    from nx_gpumatch.cpu import matching as cm
     from nx_gpumatch.distributed import _local_max as L
 
     stats = Stats()

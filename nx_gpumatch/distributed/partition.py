@@ -9,6 +9,7 @@ local ids, ranks local edges consistently with the global edge order.
 """
 
 import hashlib
+import numbers
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from nx_gpumatch.distributed._comm import (
     exscan_sum,
     same,
 )
+from nx_gpumatch.graph import Graph, _as_weights
 
 __all__ = ["Partition", "partition_edges", "block_size"]
 
@@ -57,8 +59,6 @@ def int_ids(a, what="vertex ids"):
 
 
 def _local_checks(src, dst, weight, duplicates):
-    from nx_gpumatch.graph import _as_weights
-
     if duplicates not in ("last", "max"):
         raise ValueError(f"duplicates must be 'last' or 'max', got {duplicates!r}")
     src = np.asarray(src)
@@ -231,7 +231,6 @@ def partition_edges(
     local = LocalIds(gids, owned_gids)
     owned[local(owned_gids)] = True
     own_local = owner_of(gids) if gids.size else np.zeros(0, np.int64)
-    from nx_gpumatch.graph import Graph
 
     graph = Graph(
         gids.shape[0],
@@ -263,7 +262,6 @@ def _union(owned_gids, elo, ehi):
 def _num_nodes(num_nodes):
     if num_nodes is None:
         return None
-    import numbers
 
     if isinstance(num_nodes, bool) or not isinstance(num_nodes, numbers.Integral) or num_nodes < 0:
         raise ValueError(f"num_nodes must be a non-negative integer, got {num_nodes!r}")

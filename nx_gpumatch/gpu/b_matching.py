@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from nx_gpumatch._constants import NO_RANK
 from nx_gpumatch.gpu._launch import array_module, bincount, get_module, to_host
 from nx_gpumatch.gpu.graph import device_graph
 
@@ -29,7 +30,6 @@ MIN_BATCH = 32
 # Compiled into kernels/b_matching.cu (see nx_gpumatch.gpu._source.problem_defines).
 DEFINES = {"BLOCK_SIZE": BLOCK}
 EMPTY_WORD = np.uint64(0x7FFFFFFF_FFFFFFFF)
-NO_RANK = 0x7FFFFFFF
 
 
 def _grid(count, per_block=BLOCK):

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from nx_gpumatch.cpu.bipartite import ENDPOINT, UNSEEN
+from nx_gpumatch._constants import ENDPOINT, UNSEEN
 from nx_gpumatch.gpu._launch import array_module, get_module, to_host
 
 __all__ = ["run", "DEFINES"]

@@ -7,9 +7,8 @@ nothing is copied back to the host to compute the edge order.
 
 from __future__ import annotations
 
+from nx_gpumatch._constants import NO_RANK
 from nx_gpumatch.gpu._launch import array_module, bincount
-
-NO_RANK = 0x7FFFFFFF
 
 __all__ = ["DeviceGraph", "device_graph"]
 

@@ -11,25 +11,14 @@ nothing is uploaded again.
 
 from __future__ import annotations
 
+import networkx as nx
 import numpy as np
 
 from nx_gpumatch.graph import Graph
 
-__all__ = ["kind_of", "from_cudf", "from_cugraph", "from_nx_cugraph"]
+__all__ = ["from_cudf", "from_cugraph", "from_nx_cugraph"]
 
 DEVICE_FACTORY = "device_graph_factory"
-
-
-def kind_of(obj):
-    """ "cudf", "cugraph", "nx_cugraph" or None, without importing anything."""
-    mod = type(obj).__module__ or ""
-    if mod.startswith("nx_cugraph"):
-        return "nx_cugraph"
-    if mod.startswith("cugraph"):
-        return "cugraph"
-    if mod.startswith("cudf") and hasattr(obj, "columns"):
-        return "cudf"
-    return None
 
 
 def _host(a):
@@ -44,8 +33,6 @@ def from_cudf(df, source="source", target="target", weight="weight"):
 
 def from_cugraph(G, weight="weight"):
     """Graph from an undirected ``cugraph.Graph`` (its edge list, original vertex ids)."""
-    import networkx as nx
-
     if G.is_directed():
         raise nx.NetworkXNotImplemented("not implemented for directed type")
     df = G.view_edge_list()
@@ -85,8 +72,6 @@ def from_nx_cugraph(G, weight="weight", default=1.0, parallel=None):
     """Graph from an nx-cugraph graph held on the device, or None when it has
     no device copy (convert it as a networkx graph then). A MultiGraph needs
     ``parallel="sum"``, as in :meth:`Graph.from_networkx`."""
-    import networkx as nx
-
     cg = _cuda_graph(G)
     if cg is None:
         return None

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from nx_gpumatch._constants import P_BLUE
 from nx_gpumatch.gpu._launch import array_module, get_module, row_classes, to_host
 from nx_gpumatch.gpu.graph import device_graph
 
@@ -224,8 +225,6 @@ def red_blue(
     rounds_per_sync=ROUNDS_PER_SYNC,
 ):
     """Red-blue proposal matching until maximal: (device mate array, rounds)."""
-    from nx_gpumatch.cpu.matching import P_BLUE  # one constant for both engines
-
     xp = array_module(backend)
     n = dg.num_nodes
     mate = xp.full(n, -1, xp.int64)

@@ -299,6 +299,7 @@ def test_distributed_refuses_generator_options_with_an_input(capsys, tmp_path):
     )
     from nx_gpumatch.cli import main
 
+    pytest.importorskip("mpi4py")  # the checks above need no MPI; the run does
     assert main(["distributed", "-i", str(path), "--seed", "3", "--partition", "random"]) == 0
 
 

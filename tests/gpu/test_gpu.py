@@ -81,7 +81,7 @@ def test_selfcheck_without_a_gpu(tmp_path):
     out = tmp_path / "report.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     res = subprocess.run(
-        [sys.executable, "-m", "nx_gpumatch.gpu.selfcheck", "--out", str(out)],
+        [sys.executable, "-m", "nx_gpumatch.selfcheck", "--out", str(out)],
         capture_output=True,
         text=True,
         env=env,
@@ -101,7 +101,7 @@ def test_selfcheck_without_a_gpu(tmp_path):
 
 
 def test_selfcheck_rejects_bad_arguments():
-    from nx_gpumatch.gpu import selfcheck
+    from nx_gpumatch import selfcheck
 
     with pytest.raises(SystemExit):
         selfcheck.main(["--scale", "0"])
@@ -111,14 +111,14 @@ def test_selfcheck_sanitizes_every_kernel_file_with_every_tool(monkeypatch):
     """The planned compute-sanitizer runs: memcheck, racecheck, synccheck and
     initcheck, each over a workload that launches every kernel file (leiden.cu
     inside the Louvain family)."""
-    from nx_gpumatch.gpu import selfcheck
+    from nx_gpumatch import selfcheck
     from nx_gpumatch.gpu._source import kernel_files
 
     plan = selfcheck.sanitizer_commands("/cuda/bin/compute-sanitizer")
     assert [tool for tool, _ in plan] == ["memcheck", "racecheck", "synccheck", "initcheck"]
     for tool, argv in plan:
         assert argv[:3] == ["/cuda/bin/compute-sanitizer", "--tool", tool]
-        assert argv[-3:] == ["-m", "nx_gpumatch.gpu.selfcheck", "--small-workload"]
+        assert argv[-3:] == ["-m", "nx_gpumatch.selfcheck", "--small-workload"]
     seen = []
     monkeypatch.setattr(
         selfcheck, "run_family", lambda family, graph, **kw: seen.append(family) or {"ok": True}

@@ -448,14 +448,14 @@ def group_threads():
     s, t, w = r["src"], r["dst"], r["weight"]
     ref = reference(s, t, w, 3000, 3)
     mine = uneven_slices(s, t, w, seed=P)
-    old = DB.PARALLEL_MIN
-    DB.PARALLEL_MIN = 1
+    old = DB.QUEUE_PARALLEL_MIN
+    DB.QUEUE_PARALLEL_MIN = 1
     try:
         for threads in (1, 2):
             res = D.b_matching(mine, 3, num_nodes=3000, threads=threads)
             report(f"b_matching parallel paths, {threads} threads", same(res, ref))
     finally:
-        DB.PARALLEL_MIN = old
+        DB.QUEUE_PARALLEL_MIN = old
 
 
 def group_abort():

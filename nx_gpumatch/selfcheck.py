@@ -1,4 +1,4 @@
-"""GPU self-check: ``python -m nx_gpumatch.gpu.selfcheck [--out report.json]``.
+"""GPU self-check: ``python -m nx_gpumatch.selfcheck [--out report.json]``.
 
 On a machine with a CUDA device it
   1. runs every ``gpu``-marked test ``--repeat`` times (10),
@@ -31,6 +31,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from nx_gpumatch.algorithms.b_matching import b_matching_edges
+from nx_gpumatch.algorithms.matching import mate_array
 
 __all__ = ["main"]
 
@@ -170,9 +173,6 @@ def _cugraph_graph(graph):
 def run_family(family, graph, *, repeat=3, check=True):
     """Run one family on the GPU and the CPU engine: a dict with the checks
     (``ok``), the median times and the ratios."""
-    from nx_gpumatch.algorithms.b_matching import b_matching_edges
-    from nx_gpumatch.algorithms.matching import mate_array
-
     rep = {"n": graph.num_nodes, "m": graph.num_edges, "cases": {}}
     ok = True
 
@@ -344,7 +344,7 @@ def sanitizer_commands(exe):
     out = []
     for tool in SANITIZER_TOOLS:
         cmd = [exe, "--tool", tool, "--error-exitcode", "99"]
-        cmd += [sys.executable, "-m", "nx_gpumatch.gpu.selfcheck", "--small-workload"]
+        cmd += [sys.executable, "-m", "nx_gpumatch.selfcheck", "--small-workload"]
         out.append((tool, cmd))
     return out
 
@@ -413,7 +413,7 @@ def _device_info():
 # ------------------------------------------------------------------ main
 def main(argv=None):
     p = argparse.ArgumentParser(
-        prog="python -m nx_gpumatch.gpu.selfcheck", description=__doc__.split("\n")[0]
+        prog="python -m nx_gpumatch.selfcheck", description=__doc__.split("\n")[0]
     )
     p.add_argument("--out", default="gpu-selfcheck.json", help="JSON report (default: %(default)s)")
     p.add_argument("--repeat", type=int, default=10, help="runs of the gpu-marked tests")
