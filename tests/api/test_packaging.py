@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 import nx_gpumatch
+from tests import support
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = support.ROOT
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 

@@ -3,11 +3,11 @@ from there, and the CUDA kernels' copy agrees with it."""
 
 import ast
 import re
-from pathlib import Path
 
 from nx_gpumatch import _constants
+from tests import support
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = support.ROOT
 
 # name -> the one module that assigns it
 HOMES = {

@@ -12,11 +12,12 @@ not reach into an engine.
 """
 
 import ast
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import support
+
+ROOT = support.ROOT
 TOOLS = ("nx_gpumatch.cli", "nx_gpumatch.benchmark", "nx_gpumatch.selfcheck")
 ENGINES = ("nx_gpumatch.cpu", "nx_gpumatch.gpu", "nx_gpumatch.distributed")
 
