@@ -93,7 +93,7 @@ def _warm_start(st, maxcard, order):
             mate[pick] = v
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _current(kh, kl, p, st):
     """Whether the heap entry (kh, kl, p) just popped is an event due now:
     (due, edge kind as :func:`edge_time` gives it, time hi, lo, found late).
@@ -144,7 +144,7 @@ def _current(kh, kl, p, st):
     return True, ek, th, tl, late
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _tight_edge(e, ek, st, dh, dl, ntrees, nfree, stamp):
     """Edge e between an S vertex and a free one (ek 2) or two S vertices (ek 3)
     became tight: grow the tree, augment, or form a blossom. Returns (open
