@@ -241,15 +241,7 @@ class Kernel:
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
         self.serial = njit(cache=True, **options)(fn)
-        # Numba's disk cache is keyed by the function's qualified name and
-        # signature, not by its flags: the parallel build needs its own name.
-        twin = types.FunctionType(
-            fn.__code__, fn.__globals__, fn.__name__ + "_parallel", fn.__defaults__, fn.__closure__
-        )
-        twin.__qualname__ = fn.__qualname__ + "_parallel"
-        twin.__module__ = fn.__module__
-        twin.__doc__ = fn.__doc__
-        self.parallel = njit(cache=True, parallel=parallel, **options)(twin)
+        self.parallel = twin(fn, "_parallel", fn.__globals__, parallel=parallel, **options)
 
     def __call__(self, *args):
         size = max((a.size for a in args if hasattr(a, "size") and hasattr(a, "shape")), default=0)
@@ -263,9 +255,25 @@ class Kernel:
         return self.serial
 
 
+def twin(fn, suffix, space, **options):
+    """A cached Numba build of ``fn`` under the name ``fn.__name__ + suffix``,
+    reading its globals from ``space`` and compiled with ``options``: the one way
+    the package makes a second build of a function (:class:`Kernel`'s parallel
+    build, :func:`serial_builds`). Numba's disk cache is keyed by the qualified
+    name and the signature, not by flags or globals, so each build needs a name
+    of its own."""
+    fn2 = types.FunctionType(
+        fn.__code__, space, fn.__name__ + suffix, fn.__defaults__, fn.__closure__
+    )
+    fn2.__qualname__ = fn.__qualname__ + suffix
+    fn2.__module__ = fn.__module__
+    fn2.__doc__ = fn.__doc__
+    return njit(cache=True, **options)(fn2)
+
+
 def serial_builds(*dispatchers):
     """Serial builds of jitted functions that call one another: for each of
-    ``dispatchers`` (made by :func:`njit`) a twin compiled without
+    ``dispatchers`` (made by :func:`njit`) a :func:`twin` compiled without
     ``parallel``, whose calls to any of the others reach their twins. A whole
     call tree then runs with no thread team at all (``prange`` is a plain
     loop), where even a one-thread team costs microseconds per parallel loop.
@@ -275,14 +283,7 @@ def serial_builds(*dispatchers):
     for disp in dispatchers:
         fn = disp.py_func
         space = spaces.setdefault(id(fn.__globals__), dict(fn.__globals__))
-        # Numba's disk cache is keyed by qualified name, not by flags or globals.
-        twin = types.FunctionType(
-            fn.__code__, space, fn.__name__ + "_serial", fn.__defaults__, fn.__closure__
-        )
-        twin.__qualname__ = fn.__qualname__ + "_serial"
-        twin.__module__ = fn.__module__
-        twin.__doc__ = fn.__doc__
-        twins[id(disp)] = njit(cache=True)(twin)
+        twins[id(disp)] = twin(fn, "_serial", space)
     for space in spaces.values():  # read at compile time, after this returns
         for name, value in space.items():
             if id(value) in twins:

@@ -1,10 +1,11 @@
 """Numba kernels of the distributed b-Suitor: one rank's compute phase and its
 handling of incoming messages.
 
-They run the package's shared-memory b-Suitor machinery (vertex records with a
-lock, a bound and a heap of suitors; delayed, partially sorted rows) from
-``nx_gpumatch.cpu.b_matching`` on the local graph (owned vertices plus ghosts),
-and turn every step that crosses to another rank into a message in an outbox:
+They run the package's shared-memory b-Suitor block pipeline (vertex records
+with a lock, a bound and a heap of suitors; delayed, partially sorted rows:
+:mod:`nx_gpumatch.cpu.b_suitor_blocks`) on the local graph (owned vertices plus
+ghosts), and turn every step that crosses to another rank into a message in an
+outbox:
 
 - PROP (u -> ghost p): u offers to p; p's owner decides.
 - REJ (p -> ghost u): the offer did not beat p's bound (u saw a stale bound).
@@ -16,42 +17,66 @@ the owner's, because bounds only decrease, so skipping a ghost whose bound an
 offer does not beat is always right.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import prange
 
 from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.atomics import atomic_add, atomic_load, cas
-from nx_gpumatch.cpu.b_matching import (
-    AHEAD,
+from nx_gpumatch.cpu.b_matching import PRANGE_ONLY
+from nx_gpumatch.cpu.b_suitor_blocks import (
     BLOCK,
     COUNT,
-    DEPTH,
     LOW,
     NO_RANK,
-    PRANGE_ONLY,
     QUEUED,
-    _base,
-    _batch,
-    _displace,
-    _extend_sorted,
-    _make_suitor,
-    _prepare,
-    prefetch,
+    displace,
+    first_batch,
+    make_suitor,
+    next_offer,
+    prepare,
+    record_at,
+    start_block,
+    step_block,
 )
 from nx_gpumatch.cpu.matching import beats
 
 PROP, REJ, ANL = 0, 1, 2
 UNLIMITED = np.int64(1) << 40
+# The prange loops below call functions that are not inlined: Numba's parallel
+# loops lose writes made through a bundle's fields in their own body.
+
+# What a rank's proposals need besides the b-Suitor state: which local vertices
+# it owns, each one's proposal limit per superstep, and the outbox (rows kind,
+# to, from, bound; out_n[0] rows written).
+Outbox = namedtuple("Outbox", ["owned", "bsub", "ob", "out_n"])
+# One neighbour's batch of messages (local ids in to and frm; for REJ/ANL the
+# bound edge (s_gid, p_gid) of weight s_w, in global ids).
+Messages = namedtuple("Messages", ["kind", "to", "frm", "s_gid", "s_w", "p_gid"])
+# What turns an owner's bound edge into a ghost's bound: each ghost's arc
+# ranks sorted (ghost_ranks), edges by rank, and edge weights and global ends.
+GhostBounds = namedtuple("GhostBounds", ["granks", "order", "ew", "elo", "ehi"])
 
 
 @njit(cache=True, inline="always")
-def _emit(ob, out_n, kind, to, frm, thr):
-    i = atomic_add(out_n, 0, 1)
-    if i < ob.shape[0]:
-        ob[i, 0] = kind
-        ob[i, 1] = to
-        ob[i, 2] = frm
-        ob[i, 3] = thr
+def _emit(out, kind, to, frm, thr):
+    i = atomic_add(out.out_n, 0, 1)
+    if i < out.ob.shape[0]:
+        out.ob[i, 0] = kind
+        out.ob[i, 1] = to
+        out.ob[i, 2] = frm
+        out.ob[i, 3] = thr
+
+
+@njit(cache=True, inline="always")
+def _displaced(y, p, hb, st, out):
+    """y lost its place among the suitors of owned p (record at hb): it
+    proposes again here, or its owner hears of it with p's bound."""
+    if out.owned[y]:
+        displace(y, st.need, st.nextq, st.qtail)
+    else:
+        _emit(out, ANL, y, p, atomic_load(st.rec, hb) >> 32)
 
 
 @njit(cache=True, inline="always")
@@ -81,278 +106,75 @@ def _requeue(u, need, nextq, qtail):
 
 
 @njit(cache=True, inline="always")
-def _propose(
-    u,
-    indptr,
-    key,
-    rend,
-    sorted_end,
-    cur,
-    cap,
-    need,
-    rec,
-    hptr,
-    owned,
-    nextq,
-    qtail,
-    limit,
-    batch,
-    min_batch,
-    ob,
-    out_n,
-):
+def _propose(u, st, out, limit):
     """u makes up to ``limit`` proposals this superstep, best first: to owned
     vertices directly (as the shared-memory b-Suitor), to ghosts by message."""
-    p = cur[u]
-    s = sorted_end[u]
-    e = rend[u]
-    start = indptr[u]
-    first = max(np.int64(batch) * cap[u], np.int64(min_batch))
-    todo = _claim(u, need, limit)
+    p = st.cur[u]
+    s = st.sorted_end[u]
+    e = st.rend[u]
+    start = st.indptr[u]
+    first = first_batch(u, st)
+    todo = _claim(u, st.need, limit)
     made = 0
     exhausted = False
     while todo > 0:
-        v = np.int64(-1)
-        r = np.int64(0)
-        hb = np.int64(0)
-        seen = np.int64(0)
-        while True:
-            if p == s:
-                if s == e:
-                    break
-                s = _extend_sorted(key, s, e, _batch(first, start, s))
-                for j in range(p, min(p + AHEAD, s)):
-                    prefetch(rec, _base(key[j] & LOW, 0, hptr))
-            elif p + AHEAD < s:
-                prefetch(rec, _base(key[p + AHEAD] & LOW, 0, hptr))
-            kk = key[p]
-            p += 1
-            rr = kk >> 32
-            vv = kk & LOW
-            b = _base(vv, 0, hptr)
-            hd = atomic_load(rec, b)
-            if rr < (hd >> 32):
-                v = vv
-                r = rr
-                hb = b
-                seen = hd
-                break
+        v, r, hb, seen, p, s = next_offer(p, s, e, first, start, st)
         if v < 0:
             exhausted = True
             break
-        if owned[v]:
-            y = _make_suitor(u, r, rec, hb, seen)
+        if out.owned[v]:
+            y = make_suitor(u, r, st.rec, hb, seen)
             if y == -2:
                 continue
             if y >= 0:
-                if owned[y]:
-                    _displace(y, need, nextq, qtail)
-                else:
-                    _emit(ob, out_n, ANL, y, v, atomic_load(rec, hb) >> 32)
+                _displaced(y, v, hb, st, out)
         else:
-            _emit(ob, out_n, PROP, v, u, 0)
+            _emit(out, PROP, v, u, 0)
         todo -= 1
         made += 1
         if todo == 0 and made < limit:
-            todo = _claim(u, need, limit - made)
-    cur[u] = p
-    sorted_end[u] = s
-    if not exhausted and (atomic_load(need, u) & COUNT) > 0:
-        _requeue(u, need, nextq, qtail)  # b' left debts for a later superstep
+            todo = _claim(u, st.need, limit - made)
+    st.cur[u] = p
+    st.sorted_end[u] = s
+    if not exhausted and (atomic_load(st.need, u) & COUNT) > 0:
+        _requeue(u, st.need, st.nextq, st.qtail)  # b' left debts for a later superstep
 
 
-@njit(cache=True, inline="always")
-def _run_block(
-    q,
-    lo,
-    hi,
-    indptr,
-    indices,
-    arc_rank,
-    key,
-    rend,
-    sorted_end,
-    cur,
-    cap,
-    need,
-    rec,
-    hptr,
-    owned,
-    nextq,
-    qtail,
-    bsub,
-    batch,
-    min_batch,
-    ob,
-    out_n,
-):
-    for j in range(lo, min(lo + DEPTH, hi)):
-        _prepare(
-            np.int64(q[j]),
-            indptr,
-            indices,
-            arc_rank,
-            key,
-            rend,
-            sorted_end,
-            cur,
-            cap,
-            rec,
-            0,
-            hptr,
-            batch,
-            min_batch,
-        )
+@njit(cache=True, no_cpython_wrapper=True)
+def _run_block(q, lo, hi, st, out):
+    """The block pipeline of :mod:`nx_gpumatch.cpu.b_suitor_blocks` with this
+    engine's proposals."""
+    start_block(q, lo, hi, st)
     for j in range(lo, hi):
-        if j + DEPTH < hi:
-            _prepare(
-                np.int64(q[j + DEPTH]),
-                indptr,
-                indices,
-                arc_rank,
-                key,
-                rend,
-                sorted_end,
-                cur,
-                cap,
-                rec,
-                0,
-                hptr,
-                batch,
-                min_batch,
-            )
-        u = np.int64(q[j])
-        _propose(
-            u,
-            indptr,
-            key,
-            rend,
-            sorted_end,
-            cur,
-            cap,
-            need,
-            rec,
-            hptr,
-            owned,
-            nextq,
-            qtail,
-            bsub[u],
-            batch,
-            min_batch,
-            ob,
-            out_n,
-        )
+        u = step_block(q, j, hi, st)
+        _propose(u, st, out, out.bsub[u])
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
-def compute_phase(
-    q,
-    indptr,
-    indices,
-    arc_rank,
-    key,
-    rend,
-    sorted_end,
-    cur,
-    cap,
-    need,
-    rec,
-    hptr,
-    owned,
-    nextq,
-    qtail,
-    bsub,
-    batch,
-    min_batch,
-    ob,
-    out_n,
-    pmin,
-):
+def compute_phase(q, st, out, pmin):
     """Proposals of the vertices in q (one chunk of this iteration's queue);
     blocks of the queue run in parallel when it holds at least pmin vertices."""
     nq = q.shape[0]
+    need = st.need
     for i in range(nq):
         need[q[i]] &= COUNT
     if nq >= pmin:
         nb = (nq + BLOCK - 1) // BLOCK
         for ib in prange(nb):
             lo = np.int64(ib) * BLOCK
-            _run_block(
-                q,
-                lo,
-                min(lo + BLOCK, nq),
-                indptr,
-                indices,
-                arc_rank,
-                key,
-                rend,
-                sorted_end,
-                cur,
-                cap,
-                need,
-                rec,
-                hptr,
-                owned,
-                nextq,
-                qtail,
-                bsub,
-                batch,
-                min_batch,
-                ob,
-                out_n,
-            )
+            _run_block(q, lo, min(lo + BLOCK, nq), st, out)
     else:
-        _run_block(
-            q,
-            np.int64(0),
-            np.int64(nq),
-            indptr,
-            indices,
-            arc_rank,
-            key,
-            rend,
-            sorted_end,
-            cur,
-            cap,
-            need,
-            rec,
-            hptr,
-            owned,
-            nextq,
-            qtail,
-            bsub,
-            batch,
-            min_batch,
-            ob,
-            out_n,
-        )
+        _run_block(q, np.int64(0), np.int64(nq), st, out)
 
 
 @njit(cache=True)
-def heaviest_remaining(
-    q, indptr, indices, arc_rank, key, rend, sorted_end, cur, cap, rec, hptr, batch, min_batch
-):
+def heaviest_remaining(q, st):
     """Rank of each queued vertex's best remaining candidate (vertex ordering)."""
     out = np.empty(q.shape[0], np.int64)
     for i in range(q.shape[0]):
         u = np.int64(q[i])
-        _prepare(
-            u,
-            indptr,
-            indices,
-            arc_rank,
-            key,
-            rend,
-            sorted_end,
-            cur,
-            cap,
-            rec,
-            0,
-            hptr,
-            batch,
-            min_batch,
-        )
-        out[i] = (key[cur[u]] >> 32) if cur[u] < sorted_end[u] else NO_RANK
+        prepare(u, st)
+        out[i] = (st.key[st.cur[u]] >> 32) if st.cur[u] < st.sorted_end[u] else NO_RANK
     return out
 
 
@@ -406,148 +228,59 @@ def ghost_bound(p, indptr, granks, order, ew, elo, ehi, w, s, pg):
     return granks[lo] if lo < indptr[p + 1] else np.int64(NO_RANK)
 
 
-@njit(cache=True, inline="always")
-def _handle_one(
-    i,
-    kind,
-    to,
-    frm,
-    s_gid,
-    s_w,
-    p_gid,
-    indptr,
-    indices,
-    arc_rank,
-    granks,
-    order,
-    ew,
-    elo,
-    ehi,
-    need,
-    rec,
-    hptr,
-    owned,
-    nextq,
-    qtail,
-    ob,
-    out_n,
-):
-    if kind[i] == PROP:
-        p = to[i]
-        u = frm[i]
-        hb = _base(p, 0, hptr)
-        r = np.int64(arc_rank[_arc(indptr, indices, p, u)])
-        y = _make_suitor(u, r, rec, hb, atomic_load(rec, hb)) if r != NO_RANK else np.int64(-2)
+@njit(cache=True, no_cpython_wrapper=True)
+def _handle_one(i, msg, st, gb, out):
+    if msg.kind[i] == PROP:
+        p = msg.to[i]
+        u = msg.frm[i]
+        hb = record_at(p, 0, st.hptr)
+        r = np.int64(st.arc_rank[_arc(st.indptr, st.indices, p, u)])
+        y = make_suitor(u, r, st.rec, hb, atomic_load(st.rec, hb)) if r != NO_RANK else np.int64(-2)
         if y == -2:
-            _emit(ob, out_n, REJ, u, p, atomic_load(rec, hb) >> 32)
+            _emit(out, REJ, u, p, atomic_load(st.rec, hb) >> 32)
         elif y >= 0:
-            if owned[y]:
-                _displace(y, need, nextq, qtail)
-            else:
-                _emit(ob, out_n, ANL, y, p, atomic_load(rec, hb) >> 32)
+            _displaced(y, p, hb, st, out)
     else:
-        u = to[i]
-        p = frm[i]
-        if s_gid[i] == -1:
+        u = msg.to[i]
+        p = msg.frm[i]
+        if msg.s_gid[i] == -1:
             bound = np.int64(0)  # p takes no offers at all
-        elif s_gid[i] == -2:
+        elif msg.s_gid[i] == -2:
             bound = np.int64(NO_RANK)
         else:
-            bound = ghost_bound(p, indptr, granks, order, ew, elo, ehi, s_w[i], s_gid[i], p_gid[i])
-        hb = _base(p, 0, hptr)
-        old = atomic_load(rec, hb)
+            bound = ghost_bound(
+                p,
+                st.indptr,
+                gb.granks,
+                gb.order,
+                gb.ew,
+                gb.elo,
+                gb.ehi,
+                msg.s_w[i],
+                msg.s_gid[i],
+                msg.p_gid[i],
+            )
+        hb = record_at(p, 0, st.hptr)
+        old = atomic_load(st.rec, hb)
         while (old >> 32) > bound:
-            got = cas(rec, hb, old, bound << 32)
+            got = cas(st.rec, hb, old, bound << 32)
             if got == old:
                 break
             old = got
-        _displace(u, need, nextq, qtail)
+        displace(u, st.need, st.nextq, st.qtail)
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)
-def handle_messages(
-    kind,
-    to,
-    frm,
-    s_gid,
-    s_w,
-    p_gid,
-    indptr,
-    indices,
-    arc_rank,
-    granks,
-    order,
-    ew,
-    elo,
-    ehi,
-    need,
-    rec,
-    hptr,
-    owned,
-    nextq,
-    qtail,
-    ob,
-    out_n,
-    pmin,
-):
-    """Algorithm 4 of Khan et al. 2016 for one neighbour's batch (local ids in
-    ``to`` and ``frm``; for REJ/ANL the bound edge (s_gid, p_gid) of weight
-    s_w), in parallel from pmin messages on."""
-    k = kind.shape[0]
+def handle_messages(msg, st, gb, out, pmin):
+    """Algorithm 4 of Khan et al. 2016 for one neighbour's batch ``msg``, in
+    parallel from pmin messages on."""
+    k = msg.kind.shape[0]
     if k >= pmin:
         for i in prange(k):
-            _handle_one(
-                np.int64(i),
-                kind,
-                to,
-                frm,
-                s_gid,
-                s_w,
-                p_gid,
-                indptr,
-                indices,
-                arc_rank,
-                granks,
-                order,
-                ew,
-                elo,
-                ehi,
-                need,
-                rec,
-                hptr,
-                owned,
-                nextq,
-                qtail,
-                ob,
-                out_n,
-            )
+            _handle_one(np.int64(i), msg, st, gb, out)
     else:
         for i in range(k):
-            _handle_one(
-                np.int64(i),
-                kind,
-                to,
-                frm,
-                s_gid,
-                s_w,
-                p_gid,
-                indptr,
-                indices,
-                arc_rank,
-                granks,
-                order,
-                ew,
-                elo,
-                ehi,
-                need,
-                rec,
-                hptr,
-                owned,
-                nextq,
-                qtail,
-                ob,
-                out_n,
-            )
+            _handle_one(np.int64(i), msg, st, gb, out)
 
 
 @njit(cache=True)

@@ -233,6 +233,7 @@ def _exchange_ghost_values(p, nb, values):
 
 def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     from nx_gpumatch.cpu import b_matching as cb
+    from nx_gpumatch.cpu.b_suitor_blocks import suitor_state
 
     MPI = mpi()
     stats = Stats()
@@ -255,10 +256,6 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     rec = np.zeros(int(hptr[-1]), np.int64)
     rec[hptr[:-1]] = np.where(cap_seen > 0, np.int64(K.NO_RANK) << 32, 0)
     rec[hptr[:-1] + 1] = rcap
-    key = np.empty(g.indices.shape[0], np.int64)
-    rend = np.empty(nl, np.int64)
-    sorted_end = np.full(nl, -1, np.int64)
-    cur = np.empty(nl, np.int64)
     need = rcap.copy()
     owned = p.owned.astype(np.bool_)
     bsub = _b_subset(b_subset, cap)
@@ -270,6 +267,12 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     granks = K.ghost_ranks(g.indptr, arc_rank, owned)
     elo = p.gids[g.edge_src]
     ehi = p.gids[g.edge_dst]
+    # Records with offsets (stride 0): owned vertices and ghosts differ in size.
+    st = suitor_state(
+        g.indptr, g.indices, arc_rank, cap, need, rec, 0, hptr, nextq, qtail, batch, min_batch
+    )
+    out = K.Outbox(owned, bsub, ob, out_n)
+    bounds = K.GhostBounds(granks, order, g.edge_weight, elo, ehi)
     # Iteration queue: the owned vertices with room, all marked QUEUED.
     queue = np.flatnonzero(owned & (cap > 0)).astype(np.int32)
     need[queue] |= K.QUEUED
@@ -277,22 +280,7 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
 
     def ordered(q):
         if ordering == "heaviest" and q.shape[0]:
-            best = K.heaviest_remaining(
-                q,
-                g.indptr,
-                g.indices,
-                arc_rank,
-                key,
-                rend,
-                sorted_end,
-                cur,
-                cap,
-                rec,
-                hptr,
-                batch,
-                min_batch,
-            )
-            return q[np.argsort(best, kind="stable")]
+            return q[np.argsort(K.heaviest_remaining(q, st), kind="stable")]
         return q
 
     queue = ordered(queue)
@@ -315,29 +303,7 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
         q = queue[qpos : qpos + chunk]
         qpos += q.shape[0]
         if q.shape[0]:
-            K.compute_phase(
-                q,
-                g.indptr,
-                g.indices,
-                arc_rank,
-                key,
-                rend,
-                sorted_end,
-                cur,
-                cap,
-                need,
-                rec,
-                hptr,
-                owned,
-                nextq,
-                qtail,
-                bsub,
-                batch,
-                min_batch,
-                ob,
-                out_n,
-                QUEUE_PARALLEL_MIN,
-            )
+            K.compute_phase(q, st, out, QUEUE_PARALLEL_MIN)
         t_comp += time.perf_counter() - t
         t = time.perf_counter()
         if req is not None:
@@ -355,31 +321,15 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
                 m = buf.reshape(-1, 5)
                 to = p.local(m[:, 1])
                 frm = p.local(m[:, 2])
-                K.handle_messages(
+                msg = K.Messages(
                     m[:, 0].copy(),
                     to,
                     frm,
                     m[:, 3].copy(),
                     m[:, 4].copy().view(np.float64),
                     m[:, 2].copy(),
-                    g.indptr,
-                    g.indices,
-                    arc_rank,
-                    granks,
-                    order,
-                    g.edge_weight,
-                    elo,
-                    ehi,
-                    need,
-                    rec,
-                    hptr,
-                    owned,
-                    nextq,
-                    qtail,
-                    ob,
-                    out_n,
-                    QUEUE_PARALLEL_MIN,
                 )
+                K.handle_messages(msg, st, bounds, out, QUEUE_PARALLEL_MIN)
             t_handle += time.perf_counter() - th
         t = time.perf_counter()
         wait_all(reqs, comm)
