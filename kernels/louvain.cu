@@ -36,7 +36,7 @@
 // resolution / 2m): for modularity k is the weighted degree; for the Constant
 // Potts Model k is the node weight (summed on aggregation) and res_over_m2 is
 // gamma, so the same gain reads w(v, c) - gamma * n_c * n_v (see
-// nx_gpumatch/objective.py). row_sums below gives the degrees only.
+// nx_gpumatch/community/quality.py). row_sums below gives the degrees only.
 //
 // Defines from nx_gpumatch/gpu/louvain.py: BLOCK (threads per block).
 

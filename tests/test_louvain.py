@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from reference import summed_graph
 
 import nx_gpumatch as gm
-from nx_gpumatch import Graph, generators, levels
+from nx_gpumatch import Graph, generators
 from nx_gpumatch.algorithms import louvain as front
+from nx_gpumatch.community import levels, schedule
 from nx_gpumatch.cpu import louvain as cl
 
 # ------------------------------------------------------------------ reference
@@ -267,7 +268,7 @@ def reference_levels(
         else:
             max_arcs = max(1, int(batch_fraction * sum(1 for r in rows if r)))
         # sweeps stop at the sweep tolerance, not at the caller's threshold
-        sweep_tol = min(threshold, cl.SWEEP_TOL)
+        sweep_tol = min(threshold, schedule.SWEEP_TOL)
         comm, q_new, moves = _ref_level(
             rows, loop, k, order, prio, m2, resolution, sweep_tol, max_arcs, max_batches, margins
         )
@@ -389,11 +390,9 @@ def test_level_loop_hands_levels_between_engines(nthreads):
     rule = cl.SweepRule(sequential_arcs=1000)
 
     class HandsOver(cl.LouvainEngine):
-        def engine_for_level(self):
-            if self.n == g.num_nodes:
-                return self
-            graph = (self.indptr, self.indices, self.w, self.loop)
-            return cl.LouvainEngine(*graph, rule, order=self.order, m2=self.m2, parallel_min_arcs=1)
+        @property
+        def host_below_arcs(self):  # levels after the first go to a new host engine
+            return 0 if self.n == g.num_nodes else self.arcs + 1
 
     def run(gen):
         return [(lab.tolist(), info) for lab, info in gen]
@@ -510,7 +509,7 @@ def test_sparse_sweeps_make_the_full_sweeps_moves(case):
         ref = _sparse_run(g, order, 0, margins)
         for t in (1, 2):
             with gm.cpu.threads(t):
-                for div in (1, cl.SPARSE_DIV):
+                for div in (1, schedule.SPARSE_DIV):
                     assert _sparse_run(g, order, div, margins) == ref, (margins, t, div)
 
 
@@ -869,7 +868,7 @@ def test_optimise_seq_equals_optimise_one_by_one(seed):
                 float(k.sum()),
                 1.0,
                 1e-7,
-                cl.MOVE_BUCKETS,
+                *cl.degree_buckets(g.indptr, cl.MOVE_BUCKETS, order),
                 1,
                 0,
                 pos,
@@ -884,7 +883,7 @@ def test_optimise_seq_equals_optimise_one_by_one(seed):
                 True,
                 0,
                 True,
-                cl.SPARSE_DIV,
+                schedule.SPARSE_DIV,
                 0,
             )
         )

@@ -53,7 +53,7 @@ Halappanavar, Tumeo 2017. One level = modularity optimisation + aggregation:
 Every float sum is taken in an order fixed by the graph and the vertex order,
 never by thread timing, so results do not depend on the number of threads.
 
-The loop over levels is :func:`nx_gpumatch.levels.louvain`, shared with the
+The loop over levels is :func:`nx_gpumatch.community.levels.louvain`, shared with the
 GPU engine: :class:`LouvainEngine` runs its levels here, and
 :class:`SweepRule` lays out each level's sweeps on both engines.
 
@@ -65,163 +65,57 @@ community A to B, times m, is (networkx's formula)
 where a_C is the summed degree of community C and e_vC the weight of v's
 edges into C. Modularity is networkx's, self-loops included. Leiden's
 Constant Potts Model runs the same kernels with node weights for the degrees
-(``node_weights`` of :class:`LouvainEngine`, see :mod:`nx_gpumatch.objective`).
+(``node_weights`` of :class:`LouvainEngine`, see :mod:`nx_gpumatch.community.quality`).
 """
 
-import dataclasses
 import types
 
 import numba
 import numpy as np
 from numba import get_thread_id, prange
 
-from nx_gpumatch import levels
+from nx_gpumatch.community import levels
+from nx_gpumatch.community.engine import CommunityEngine, HostLevel
+from nx_gpumatch.community.quality import singleton_modularity
+from nx_gpumatch.community.schedule import (
+    BATCH_FRACTION,
+    MAX_BATCHES,
+    MAX_SWEEPS,
+    MOVE_BUCKETS,
+    RUN,
+    SEQUENTIAL_ARCS,
+    SWEEP_REL_TOL,
+    SweepRule,
+    carry_order,
+    degree_buckets,
+    vertex_order,
+)
 from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.random import mix64
 
-# Upper degree bounds of the optimisation buckets (the last bucket is > 319),
-# from the GPU algorithm's thread groups: 4, 8, 16, 32 threads, a warp, a block
-# with a shared-memory hash table, a block with a global one.
-MOVE_BUCKETS = np.array([4, 8, 16, 32, 84, 319], np.int64)
-
-# Rows of at least this many arcs sum their weights per community in a dense
-# array (zero between rows; the tail of each thread's ``buf_w``), listing the
-# communities branch-free in the same pass, on levels of at most
-# DENSE_MAX_VERTICES vertices whose arcs all weigh more than 0 (a zero
-# entry tells a first arc). The sparse accumulator's "seen before?" branch
-# is a coin toss on long rows over a few hundred communities: on the third
-# level of the random 300k-vertex benchmark graph (19.5k vertices, rows of 215
-# arcs) the moves take 12-19% less time; listing in the summing pass rather
-# than in a second pass over the row takes another 7-8% off that level.
+# The measurements behind these values are in docs/benchmarks.md.
+# Rows this long sum per community in a dense array (no "seen before?" branch).
 DENSE_MIN_DEGREE = 64
 DENSE_MAX_VERTICES = 1 << 16  # 512 KiB of float64: the array stays in cache
 
-# A level's sweeps end once one gains at most this much modularity (networkx
-# sweeps until nothing moves; this only trims a tail of negligible moves).
-SWEEP_TOL = 1e-7
-
-# ... or at most this fraction of what the level has gained so far: the tail
-# of a level (hundreds of sweeps' worth of vertices moving for a few 1e-6) is
-# left to the next level, which moves whole communities. With the default no
-# sweep over all vertices confirms the end either (see optimise's confirm).
-SWEEP_REL_TOL = 1e-4
-
-# Safety cap on the sweeps of one level. It must be high: on noisy community
-# structure a level can creep for dozens of sweeps (small clusters slowly
-# coalescing) before its communities snowball; a low cap freezes those small
-# clusters into the next level's vertices and loses up to a third of the
-# modularity. Each sweep strictly raises modularity, so the loop ends anyway.
-MAX_SWEEPS = 1000
-
-# A commit batch holds about BATCH_FRACTION * (movable vertices) arcs, which
-# keeps the mean number of neighbours a vertex has in its own batch (whose
-# moves it does not see) near BATCH_FRACTION.
-BATCH_FRACTION = 1.0
-
-# After the first sweep, batches are drawn for runs of this many consecutive
-# vertices of a bucket (whole runs keep memory accesses local).
-RUN = 16
-
-# At most this many commit batches per bucket and sweep: each costs the
-# threads a meeting, which dominates when a dense level is swept many times.
-MAX_BATCHES = 4
-
-# Levels swept in batches begin with this many sweeps one vertex at a time.
-# The first sweep, from singletons, makes most of a level's moves; made
-# together with stale data they pair vertices along their heaviest edges into
-# many small mixed clusters, a local optimum (Q 0.13 on the weighted planted
-# partition of the benchmark) from which no later level recovers the
-# structure. One at a time, each vertex sees the clusters formed before it and
-# clusters can grow (Q 0.20 up to 0.45 there). It costs one single-threaded
-# pass over the arcs, about what the batched sweep costs on two threads with
-# its set-up, and the later sweeps move fewer vertices.
+# Batched levels begin with sweeps one vertex at a time, so clusters can grow.
 LEAD_SWEEPS = 1
 
-# Levels with fewer arcs are swept one vertex at a time, as the sequential
-# method does (quality is best so and the sweep runs on one thread anyway).
-SEQUENTIAL_ARCS = 100_000
-
-# A batched sweep due to look at vertices with at most 1/SPARSE_DIV as many arcs
-# as the level has vertices visits only those (_sparse_sweep, on one thread): a
-# full sweep passes over every vertex several times, which dominates once few
-# are due. (Grid, 1M vertices, in its own order: a level creeps 250 sweeps,
-# 4 moves each; 1.07 s -> 0.03 s.)
-SPARSE_DIV = 16
-
-# Levels without lead sweeps (Leiden's) check their first batched sweep: if
-# over 1/CHASE of its movers are left alone, having joined a neighbour that
-# left in the same batch (every vertex of a path in its own order joins the
-# one before), the sweep is undone and a sweep one vertex at a time leads.
-# Not in the GPU layout (sequential_arcs=0), which has no such sweeps.
-# Path of 1M vertices in its own order, Leiden: 1.77 s -> 0.76 s; grid 1000 x
-# 1000: 3.79 s -> 1.29 s. Random and planted-partition graphs do not trip it.
-CHASE = 2
-
-# Commit batches with fewer arcs than this are computed on one thread. The
-# bound rises with the measured cost of starting the threads (a busy machine
-# can make that milliseconds): a parallel step must do at least that much work
-# at SECONDS_PER_ARC. Either way the results are the same.
+# Smaller commit batches run on one thread (more on a machine slow to wake
+# its threads, at SECONDS_PER_ARC); results are the same either way.
 PARALLEL_MIN_ARCS = 20_000
 SECONDS_PER_ARC = 2e-9
 
-# Aggregation first copies every row to its community's stretch of a buffer
-# (rows read in order) on levels whose mean degree is at most this, then
-# merges each stretch; on denser levels it merges each member's row where it
-# lies. Short rows scattered in memory cost a cache miss or more each: level 1
-# of the random 300k-vertex benchmark graph (degree 16) 69 -> 37 ms, level 2
-# (degree 54) 29 -> 27 ms, level 3 (degree 215) 11 -> 15 ms.
+# Sparse levels (mean degree up to this) gather rows by community before merging.
 GATHER_MAX_DEGREE = 32
 
-# Graphs with at least this many arcs are aggregated into buffers the engine
-# keeps for the run (see aggregate), all of them by default: the allocator
-# may hand arrays that large out as fresh pages on each level, and whether it
-# does depends on what else the process holds. Measured, in-process paired
-# runs of the random benchmark graphs: 1M vertices (16M arcs) Louvain 0.92x,
-# Leiden 0.81x (page faults of a Leiden run 940k -> 31k, system time 1.86 ->
-# 0.10 s). 300k vertices (4.8M arcs): alone in the process Louvain and Leiden
-# 0.99x; beside a NetworKit copy of the graph, Leiden 0.915x (page faults
-# 200k -> 7.5k), Louvain 0.99x.
+# Graphs with this many arcs aggregate into buffers kept for the run (fresh
+# pages on every level cost page faults).
 KEEP_BUFFERS_ARCS = 0
 
 # Vertices (or communities) per unit of parallel work: a unit asks for its
 # thread's scratch rows once.
 _CHUNKS_PER_THREAD = 8
-
-
-# ------------------------------------------------------------------ buckets
-@njit(cache=True)
-def degree_buckets(indptr, bounds, order):
-    """Vertices with at least one neighbour grouped by degree bucket.
-
-    Returns (ptr, verts): bucket b holds verts[ptr[b]:ptr[b+1]] in the order of
-    ``order``; bucket b takes degrees in (bounds[b-1], bounds[b]], the last one
-    everything above bounds[-1]. Isolated vertices are left out: they never move.
-    """
-    n = indptr.shape[0] - 1
-    nb = bounds.shape[0] + 1
-    which = np.empty(n, np.int8)
-    ptr = np.zeros(nb + 1, np.int64)
-    for v in range(n):
-        d = indptr[v + 1] - indptr[v]
-        if d == 0:
-            which[v] = -1
-            continue
-        b = 0
-        while b < nb - 1 and d > bounds[b]:
-            b += 1
-        which[v] = b
-        ptr[b + 1] += 1
-    for b in range(nb):
-        ptr[b + 1] += ptr[b]
-    fill = ptr[:-1].copy()
-    verts = np.empty(ptr[nb], np.int32)
-    for t in range(n):
-        v = order[t]
-        b = which[v]
-        if b >= 0:
-            verts[fill[b]] = v
-            fill[b] += 1
-    return ptr, verts
 
 
 @njit(cache=True, inline="always")
@@ -858,16 +752,6 @@ def _sum_sq(x):
 
 
 @njit(cache=True)
-def singleton_modularity(loop, k, m2, resolution):
-    """networkx's modularity of the partition into single vertices: only
-    self-loops are inner (each counted twice, as in the degrees)."""
-    inner = 0.0
-    for v in range(loop.shape[0]):
-        inner += 2.0 * loop[v]
-    return inner / m2 - resolution * _sum_sq(k) / (m2 * m2)
-
-
-@njit(cache=True)
 def _wake(verts, lo, hi, active, slack, charge, pending):
     """Wake the vertices of verts[lo:hi] whose charges exceed their margins;
     their wake tests are then done (``pending`` cleared). Only a vertex
@@ -1181,7 +1065,8 @@ def optimise_seq(
     m2,
     resolution,
     threshold,
-    bounds,
+    bptr,
+    verts,
     batch_arcs,
     max_batches,
     pos,
@@ -1210,7 +1095,6 @@ def optimise_seq(
     res_over_m2 = resolution / m2
     q = inner / m2 - resolution * sq / (m2 * m2)
     q_start = q
-    _, verts = degree_buckets(indptr, bounds, order)
     batch = np.arange(n).astype(np.int32)  # each vertex its own batch
     keep_comm = np.empty_like(comm)
     keep_a = np.empty_like(a)
@@ -1276,7 +1160,8 @@ def optimise(
     m2,
     resolution,
     threshold,
-    bounds,
+    bptr,
+    verts,
     batch_arcs,
     max_batches,
     pos,
@@ -1331,7 +1216,6 @@ def optimise(
     res_over_m2 = resolution / m2
     q = inner / m2 - resolution * sq / (m2 * m2)
     q_start = q
-    bptr, verts = degree_buckets(indptr, bounds, order)
     slack = np.zeros(n, np.int64)
     units = 2.0**40 / m2 if margins else 0.0
     charge = np.zeros((pos.shape[0] if margins else 1, n), np.int64)
@@ -1880,44 +1764,7 @@ def own_buffers():
     return np.empty(0, np.int32), np.empty(0), np.empty(0, np.int32), np.empty(0)
 
 
-@njit(cache=True)
-def carry_order(order, newid, K):
-    """Vertex order of the next level: communities in the order of the vertices
-    they are named after. Returns (order2, prio2), prio2 being order2's inverse."""
-    order2 = np.empty(K, np.int32)
-    j = 0
-    for t in range(order.shape[0]):
-        x = newid[order[t]]
-        if x >= 0:
-            order2[j] = x
-            j += 1
-    prio2 = np.empty(K, np.int32)
-    for t in range(K):
-        prio2[order2[t]] = t
-    return order2, prio2
-
-
 # ------------------------------------------------------------- the driver
-def sweep_tolerance(nv, threshold, coarse_threshold, fine_below):
-    """Gain at which the sweeps of a level with nv vertices stop: SWEEP_TOL
-    (or less when the caller's threshold is smaller), the coarse tolerance on
-    levels of at least ``fine_below`` vertices. Not the caller's threshold
-    itself: in networkx that is the gain a whole level needs for another one
-    to follow, and ending sweeps there stops levels far from their optimum."""
-    if nv >= fine_below:
-        return coarse_threshold
-    return min(threshold, SWEEP_TOL)
-
-
-def batch_limits(n_active, arcs, batch_fraction, max_batches, sequential_arcs=SEQUENTIAL_ARCS):
-    """(max_arcs, max_batches) of the commit batches at a level with n_active
-    movable vertices and ``arcs`` arcs: one vertex at a time on levels small
-    enough to be swept on one thread anyway."""
-    if arcs < sequential_arcs:
-        return 1, 0
-    return max(1, int(batch_fraction * n_active)), max_batches
-
-
 @njit(cache=True, parallel=True)
 def _touch(x):
     for i in prange(x.shape[0]):
@@ -1954,55 +1801,8 @@ def _thread_rows(pos):
     return pos, (_CHUNKS_PER_THREAD * threads if threads > 1 else 1)
 
 
-@dataclasses.dataclass(frozen=True)
-class SweepRule:
-    """How a level's sweeps are laid out and when they end, on either engine:
-    the keywords of :func:`louvain_levels` of these names. ``threshold`` here
-    only caps the sweep tolerance (see :func:`sweep_tolerance`)."""
-
-    threshold: float = 1e-7
-    coarse_threshold: float = 1e-7
-    fine_below: int = 100_000
-    batch_fraction: float = BATCH_FRACTION
-    max_batches: int = MAX_BATCHES
-    sequential_arcs: int = SEQUENTIAL_ARCS
-    max_sweeps: int = MAX_SWEEPS
-    rel_tol: float = SWEEP_REL_TOL
-    confirm: bool = False
-    margins: bool = True  # False: every neighbour of a mover is looked at again
-    sparse_div: int = SPARSE_DIV  # 0: every batched sweep passes over all vertices
-    chase: int = CHASE  # 0: no check of the first batched sweep (levels without lead sweeps)
-
-    def level(self, deg, arcs):
-        """(threshold, batch_arcs, max_batches, rel_tol, confirm): the
-        arguments of :func:`optimise` that depend on the level, for a level
-        with vertex degrees ``deg`` (host) and ``arcs`` arcs."""
-        thr = sweep_tolerance(deg.shape[0], self.threshold, self.coarse_threshold, self.fine_below)
-        max_arcs, nbatch = batch_limits(
-            int(np.count_nonzero(deg)),
-            int(arcs),
-            self.batch_fraction,
-            self.max_batches,
-            self.sequential_arcs,
-        )
-        # levels swept one vertex at a time are cheap: they go to a local optimum
-        rel_tol = float(self.rel_tol) if max_arcs > 1 else 0.0
-        return float(thr), max_arcs, nbatch, rel_tol, bool(self.confirm) or max_arcs <= 1
-
-
-def vertex_order(order, n):
-    """(order, prio): the vertex order (default by id) and its inverse."""
-    if order is None:
-        order = np.arange(n, dtype=np.int32)
-        return order, order
-    order = np.ascontiguousarray(order, dtype=np.int32)
-    prio = np.empty(n, np.int32)
-    prio[order] = np.arange(n, dtype=np.int32)
-    return order, prio
-
-
-class LouvainEngine:
-    """The CPU engine of the level loops (:mod:`nx_gpumatch.levels`): the
+class LouvainEngine(CommunityEngine):
+    """The CPU engine of the level loops (:mod:`nx_gpumatch.community.levels`): the
     input graph, the current level (host CSR, degrees, vertex order) and the
     kernels above.
 
@@ -2011,7 +1811,7 @@ class LouvainEngine:
     graph's own) continues a run begun on another graph (a level handed over
     by the GPU engine). ``node_weights`` (None: the weighted degrees) weigh
     the vertices in the gains instead, summed on aggregation: CPM's vertex
-    sizes (see :mod:`nx_gpumatch.objective`).
+    sizes (see :mod:`nx_gpumatch.community.quality`).
     """
 
     xp = np
@@ -2034,10 +1834,10 @@ class LouvainEngine:
         n = indptr.shape[0] - 1
         k = weighted_degrees(indptr, w, loop)
         self.m2 = float(k.sum()) if m2 is None else m2
-        # CPM (see nx_gpumatch.objective): the kernels weigh vertices by these
+        # CPM (see nx_gpumatch.community.quality): the kernels weigh vertices by these
         # instead of their degrees, and aggregation sums them
-        self._node_weighted = node_weights is not None
-        if self._node_weighted:
+        self.node_weighted = node_weights is not None
+        if self.node_weighted:
             k = np.ascontiguousarray(node_weights, np.float64)
         # merged arcs sum the input's: positive if all of those are
         self._positive = bool(w.shape[0] == 0 or w.min() > 0.0)
@@ -2076,11 +1876,11 @@ class LouvainEngine:
     def host(self, x):
         return x
 
+    def host_level(self):
+        return HostLevel(self.indptr, self.indices, self.w, self.loop, self.k, self.order)
+
     def singleton_modularity(self):
         return singleton_modularity(self.loop, self.k, self.m2, self.resolution)
-
-    def engine_for_level(self):
-        return self
 
     def move(self, init):
         """Local moving from the partition ``init`` (None: singletons):
@@ -2113,7 +1913,7 @@ class LouvainEngine:
             self.m2,
             self.resolution,
             thr,
-            MOVE_BUCKETS,
+            *degree_buckets(self.indptr, MOVE_BUCKETS, self.order),
             max_arcs,
             nbatch,
             self._pos,
@@ -2161,7 +1961,7 @@ class LouvainEngine:
             *tmp,
             *out,
         )
-        if self._node_weighted:
+        if self.node_weighted:
             self.k = np.bincount(numbering[0][comm], weights=k, minlength=numbering[1])
         self.order, self.prio = carry_order(self.order, numbering[0], numbering[1])
 
