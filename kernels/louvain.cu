@@ -1,6 +1,6 @@
 // Louvain community detection on the GPU (Naim, Manne, Halappanavar, Tumeo 2017).
 //
-// Read side by side with nx_gpumatch/cpu/louvain.py: the rules are the same,
+// Read side by side with nx_gpumatch/cpu/louvain/: the rules are the same,
 // so on weights whose sums are exact (integers) both engines return the same
 // partition. Per sweep the host walks the degree buckets and their commit
 // batches (the schedule itself is drawn on the device, gpu/louvain.py); for

@@ -520,7 +520,7 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
     g, order = _sparse_cases()["grid"]
     ref = _sparse_run(g, order, 0, True)
     calls = []
-    real = cl._sparse_sweep
+    real = cl.sparse._sparse_sweep
 
     def counted(*args):
         out = real(*args)
@@ -544,7 +544,7 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
     prio = np.argsort(order).astype(np.int32)
     bptr, verts = cl.degree_buckets(h.indptr, cl.MOVE_BUCKETS, order)
     arcs, nbatch = 500, 4
-    vpos, nbb, base = cl._sparse_layout(bptr, verts, h.indptr, n, arcs, nbatch)
+    vpos, nbb, base = cl.sparse._sparse_layout(bptr, verts, h.indptr, n, arcs, nbatch)
     for sweep in (1, 2, 7):
         ref = cl.sweep_schedule(bptr, verts, h.indptr, arcs, nbatch, sweep)[2]
         comm = np.arange(n, dtype=np.int32)
@@ -556,7 +556,7 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
         active = queued.copy()
         batch = np.full(n, -1, np.int32)
         pos, buf_c, buf_j, buf_w = cl.move_scratch(1, n, int(np.diff(h.indptr).max()))
-        cl._sparse_sweep(
+        cl.sparse._sparse_sweep(
             cur, cur.shape[0], np.empty(n, np.int32), np.empty(n, np.int32),
             np.empty(nbb.sum(), np.int32), np.empty(n, np.int32), queued, verts, vpos, bptr,
             nbb, base, sweep, h.indptr, h.indices, h.weights, k, comm, a, size, prio, batch,
@@ -581,9 +581,9 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
     logc = np.empty(3 * n, np.int32)
     loga = np.empty(2 * n, np.float64)
     before = (comm.copy(), a.copy(), size.copy())
-    moved, _, _ = cl._commit(verts, 0, n, newc, comm, a, size, k, np.zeros(n), logc, loga, 0)
+    moved, _, _ = cl.moves._commit(verts, 0, n, newc, comm, a, size, k, np.zeros(n), logc, loga, 0)
     assert moved > 0 and not np.array_equal(comm, before[0])
-    cl._undo(moved, logc, loga, comm, newc, a, size)
+    cl.moves._undo(moved, logc, loga, comm, newc, a, size)
     for x, y in zip((comm, a, size), before):
         assert np.array_equal(x, y)
 
@@ -985,7 +985,7 @@ def test_a_move_charges_each_neighbour_at_least_its_margin_loss(gs, resolution):
         charge = np.zeros(n, np.int64)
         batch = np.arange(n, dtype=np.int32)  # v moves alone
         pending = np.zeros(n, np.uint8)
-        cl._inner_change(
+        cl.moves._inner_change(
             v,
             newc,
             comm,
@@ -1037,7 +1037,7 @@ def test_dense_accumulator_follows_the_reference(monkeypatch):
         used.append(real(*args))
         return used[-1]
 
-    monkeypatch.setattr(cl, "dense_size", spy)
+    monkeypatch.setattr(cl.engine, "dense_size", spy)  # as the engine calls it
     kw = dict(batch_fraction=1.0, max_batches=4)
     for zero in (False, True):
         if zero:
@@ -1082,7 +1082,7 @@ def test_kept_aggregation_buffers_give_the_same_runs(monkeypatch, nthreads):
         return lv, ld
 
     kept = runs()
-    monkeypatch.setattr(cl, "KEEP_BUFFERS_ARCS", 1 << 62)
+    monkeypatch.setattr(cl.engine, "KEEP_BUFFERS_ARCS", 1 << 62)
     fresh = runs()
     assert len(kept[0]) >= 3 and kept[1][-1][1]["pass"] >= 2
     assert kept == fresh
@@ -1118,7 +1118,7 @@ def test_aggregation_paths_agree_with_each_other_and_scipy(n, m):
         count = np.empty(K, np.int64)
         loop2 = np.empty(K)
         if gathered:
-            cl._gather(
+            cl.aggregation._gather(
                 np.array([0, n // 3, n], np.int64),
                 g.indptr,
                 g.indices,
@@ -1128,9 +1128,11 @@ def test_aggregation_paths_agree_with_each_other_and_scipy(n, m):
                 tmp_c,
                 tmp_w,
             )
-            cl._merge_gathered(chunks, ptr, members, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2)
+            cl.aggregation._merge_gathered(
+                chunks, ptr, members, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2
+            )
         else:
-            cl._merge(
+            cl.aggregation._merge(
                 chunks,
                 ptr,
                 members,

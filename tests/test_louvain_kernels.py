@@ -134,7 +134,7 @@ def check_compute_moves(seed):
         ref = np.full(g.num_nodes, -7, np.int32)
         ref_active = active.copy()
         slack = np.zeros(g.num_nodes, np.int64)
-        cl._compute_moves_serial(
+        cl.moves._compute_moves_seq(
             verts,
             0,
             verts.shape[0],

@@ -62,7 +62,8 @@ from nx_gpumatch.community.schedule import (
     refinement_order,
 )
 from nx_gpumatch.cpu import louvain as cl
-from nx_gpumatch.cpu import njit
+from nx_gpumatch.cpu import njit, serial_builds
+from nx_gpumatch.cpu.louvain.batches import _balanced_chunks
 from nx_gpumatch.cpu.random import counter_hash, mix64
 
 
@@ -99,7 +100,7 @@ def _lanes(indptr, comm, nlanes):
         maxdeg = max(maxdeg, d)
     for c in range(n):
         cost[c + 1] += cost[c]
-    bounds = cl._balanced_chunks(cost, max(1, min(nlanes, n)))
+    bounds = _balanced_chunks(cost, max(1, min(nlanes, n)))
     lane_of = np.empty(n, np.int32)
     for i in range(bounds.shape[0] - 1):
         for c in range(bounds[i], bounds[i + 1]):
@@ -259,12 +260,7 @@ def _refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt
     return ref
 
 
-_refine_1 = cl._serial_twin(
-    _refine,
-    "_refine_1",
-    _intra_weights=cl._serial_twin(_intra_weights, "_intra_weights_1"),
-    _refine_lanes=cl._serial_twin(_refine_lanes, "_refine_lanes_1"),
-)
+_refine_1, _, _ = serial_builds(_refine, _intra_weights, _refine_lanes)
 
 
 @njit(cache=True)
