@@ -178,11 +178,12 @@ def test_star_hub_rows(big_star):
     hub = np.zeros(1, np.int32)
     pos, bc, bj, bw = cl.move_scratch(1, n, LEAVES)
     want = np.full(n, -7, np.int32)
-    cl.moves._compute_moves_seq(
-        hub, 0, 1, g.indptr, g.indices, g.weights, k, comm, a, size, prio, batch,
-        np.ones(n, np.uint8), 1.0 / m2, pos, bc, bj, bw, want,
-        np.zeros(n, np.int64), np.zeros((1, n), np.int64), 0.0,
+    lv = cl.Level(g.indptr, g.indices, g.weights, g.loop_weight, k, prio, prio, hub, hub)
+    st = cl.MoveState(
+        comm, a, size, batch, np.ones(n, np.uint8), np.zeros(n, np.uint8),
+        np.zeros(n, np.int64), np.zeros((1, n), np.int64), want, np.zeros(n),
     )  # fmt: skip
+    cl.moves._compute_moves_seq(hub, 0, 1, lv, st, cl.Scratch(pos, bc, bj, bw), 1.0 / m2, 0.0)
     newc = np.full(n, -7, np.int32)
     active = np.ones(n, np.uint8)
     state = (

@@ -529,7 +529,7 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
 
     # optimise's Python source, so that it calls the counting stand-in
     with monkeypatch.context() as mp, gm.cpu.threads(1):
-        mp.setattr(cl, "_sparse_sweep", counted)
+        mp.setattr(cl.sweeps, "_sparse_sweep", counted)
         got = _sparse_run(g, order, 1, True, optimise=cl.optimise.py_func)
     assert len(calls) >= 5 and sum(calls) >= 500, calls
     assert got == ref
@@ -556,14 +556,20 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
         active = queued.copy()
         batch = np.full(n, -1, np.int32)
         pos, buf_c, buf_j, buf_w = cl.move_scratch(1, n, int(np.diff(h.indptr).max()))
-        cl.sparse._sparse_sweep(
-            cur, cur.shape[0], np.empty(n, np.int32), np.empty(n, np.int32),
-            np.empty(nbb.sum(), np.int32), np.empty(n, np.int32), queued, verts, vpos, bptr,
-            nbb, base, sweep, h.indptr, h.indices, h.weights, k, comm, a, size, prio, batch,
-            active, np.zeros(n, np.uint8), np.zeros(n, np.int64), np.zeros((1, n), np.int64),
-            comm.copy(), np.zeros(n), 1.0 / k.sum(), 2.0**40 / k.sum(), pos, buf_c, buf_j,
-            buf_w, np.empty(3 * n, np.int32), np.empty(2 * n), 0.0, 0.0,
+        lv = cl.Level(h.indptr, h.indices, h.weights, h.loop_weight, k, order, prio, bptr, verts)
+        st = cl.MoveState(
+            comm, a, size, batch, active, np.zeros(n, np.uint8), np.zeros(n, np.int64),
+            np.zeros((1, n), np.int64), comm.copy(), np.zeros(n),
         )  # fmt: skip
+        sp = cl.SparseState(
+            cur, np.empty(n, np.int32), np.empty(n, np.int32), np.empty(nbb.sum(), np.int32),
+            np.empty(n, np.int32), queued, vpos, nbb, base, np.empty(3 * n, np.int32),
+            np.empty(2 * n),
+        )  # fmt: skip
+        scratch = cl.Scratch(pos, buf_c, buf_j, buf_w)
+        cl.sparse._sparse_sweep(
+            sp, cur.shape[0], sweep, lv, st, scratch, 1.0 / k.sum(), 2.0**40 / k.sum(), 0.0, 0.0
+        )
         seen = np.unique(np.concatenate([cur, h.indices[np.concatenate(
             [np.arange(h.indptr[v], h.indptr[v + 1]) for v in cur])]]))  # fmt: skip
         assert np.array_equal(batch[seen], ref[seen]), sweep
@@ -853,40 +859,20 @@ def test_optimise_seq_equals_optimise_one_by_one(seed):
     prio[order] = np.arange(n, dtype=np.int32)
     init = np.random.default_rng(seed).integers(0, n // 3, n).astype(np.int32)
     maxdeg = int(np.diff(g.indptr).max())
+    lv = cl.Level(
+        g.indptr, g.indices, g.weights, g.loop_weight, k, order, prio,
+        *cl.degree_buckets(g.indptr, cl.MOVE_BUCKETS, order),
+    )  # fmt: skip
+    # m2, resolution, threshold, one vertex a batch, one work unit, no
+    # parallel step, 1000 sweeps, rel_tol 0, confirm, no lead, margins, no chase
+    rule = cl.SweepSettings(
+        float(k.sum()), 1.0, 1e-7, 1, 0, 1, 10**9, 1000, 0.0, True, 0, True,
+        schedule.SPARSE_DIV, 0,
+    )  # fmt: skip
     out = []
     for fn in (cl.optimise_1, cl.optimise_seq):
-        pos, buf_c, buf_j, buf_w = cl.move_scratch(1, n, maxdeg)
-        out.append(
-            fn(
-                g.indptr,
-                g.indices,
-                g.weights,
-                g.loop_weight,
-                k,
-                order,
-                prio,
-                float(k.sum()),
-                1.0,
-                1e-7,
-                *cl.degree_buckets(g.indptr, cl.MOVE_BUCKETS, order),
-                1,
-                0,
-                pos,
-                buf_c,
-                buf_j,
-                buf_w,
-                1,
-                10**9,
-                1000,
-                init,
-                0.0,
-                True,
-                0,
-                True,
-                schedule.SPARSE_DIV,
-                0,
-            )
-        )
+        scratch = cl.Scratch(*cl.move_scratch(1, n, maxdeg))
+        out.append(fn(lv, scratch, rule, init))
     (c1, q1, m1, s1), (c2, q2, m2, s2) = out
     assert c1.tolist() == c2.tolist() and (q1, m1, s1) == (q2, m2, s2)
     assert m1 > 0

@@ -3,7 +3,7 @@
 Files: ``batches`` (the commit batches of a sweep), ``moves`` (the move
 kernels), ``sparse`` (sweeps over few vertices), ``sweeps`` (a level's local
 moving), ``aggregation``, ``engine`` (the engine of the level loops),
-``constants`` (this engine's tuning constants; the shared ones are in
+``state`` (the bundles the kernels take), ``constants`` (this engine's tuning constants; the shared ones are in
 :mod:`nx_gpumatch.community.schedule`).
 
 The method is Blondel, Guillaume, Lambiotte, Lefebvre 2008; the level layout
@@ -96,6 +96,7 @@ from nx_gpumatch.cpu.louvain.batches import sweep_schedule
 from nx_gpumatch.cpu.louvain.constants import LEAD_SWEEPS, PARALLEL_MIN_ARCS
 from nx_gpumatch.cpu.louvain.engine import LouvainEngine, louvain_levels
 from nx_gpumatch.cpu.louvain.moves import weighted_degrees
+from nx_gpumatch.cpu.louvain.state import Level, MoveState, Scratch, SparseState, SweepSettings
 from nx_gpumatch.cpu.louvain.sweeps import (
     dense_size,
     move_scratch,
@@ -114,7 +115,12 @@ __all__ = [
     "RUN",
     "SEQUENTIAL_ARCS",
     "SWEEP_REL_TOL",
+    "Level",
     "LouvainEngine",
+    "MoveState",
+    "Scratch",
+    "SparseState",
+    "SweepSettings",
     "SweepRule",
     "aggregate",
     "aggregate_1",

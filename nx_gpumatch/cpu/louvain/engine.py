@@ -29,6 +29,7 @@ from nx_gpumatch.cpu.louvain.constants import (
     SECONDS_PER_ARC,
 )
 from nx_gpumatch.cpu.louvain.moves import weighted_degrees
+from nx_gpumatch.cpu.louvain.state import Level, Scratch, SweepSettings
 from nx_gpumatch.cpu.louvain.sweeps import (
     dense_size,
     move_scratch,
@@ -176,7 +177,7 @@ class LouvainEngine(CommunityEngine):
             par_min = self._measured if max_arcs > 1 else PARALLEL_MIN_ARCS
         if init is None:
             init = np.arange(nv, dtype=np.int32)
-        return (optimise_seq if max_arcs <= 1 else self._optimise)(
+        lv = Level(
             self.indptr,
             self.indices,
             self.w,
@@ -184,20 +185,17 @@ class LouvainEngine(CommunityEngine):
             self.k,
             self.order,
             self.prio,
+            *degree_buckets(self.indptr, MOVE_BUCKETS, self.order),
+        )
+        rule = SweepSettings(
             self.m2,
             self.resolution,
             thr,
-            *degree_buckets(self.indptr, MOVE_BUCKETS, self.order),
             max_arcs,
             nbatch,
-            self._pos,
-            buf_c,
-            buf_j,
-            buf_w,
             self._nchunks,
             int(par_min),
             int(self.rule.max_sweeps),
-            init,
             rel_tol,
             confirm,
             self._lead,
@@ -205,6 +203,8 @@ class LouvainEngine(CommunityEngine):
             int(self.rule.sparse_div),
             self._chase,
         )
+        scratch = Scratch(self._pos, buf_c, buf_j, buf_w)
+        return (optimise_seq if max_arcs <= 1 else self._optimise)(lv, scratch, rule, init)
 
     def renumber(self, comm):
         return renumber(comm)

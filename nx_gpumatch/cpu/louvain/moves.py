@@ -159,29 +159,13 @@ def _best_move(
 # inlined arguments cost about 60 ns of reference counting per call, which
 # made a sweep with few active vertices cost as much as a full one.
 @njit(cache=True, parallel=True)
-def _compute_moves(
-    verts,
-    chunks,
-    indptr,
-    indices,
-    w,
-    k,
-    comm,
-    a,
-    size,
-    prio,
-    batch,
-    active,
-    res_over_m2,
-    pos,
-    buf_c,
-    buf_j,
-    buf_w,
-    newc,
-    slack,
-    charge,
-    units,
-):
+def _compute_moves(verts, chunks, lv, st, scratch, res_over_m2, units):
+    """Each active vertex's best move (``newc``) and margin, against the
+    state of its batch: vertices of ``verts`` in the work units ``chunks``."""
+    indptr, indices, w, k, prio = lv.indptr, lv.indices, lv.w, lv.k, lv.prio
+    comm, a, size, batch, active = st.comm, st.a, st.size, st.batch, st.active
+    newc, slack, charge = st.newc, st.slack, st.charge
+    pos, buf_c, buf_j, buf_w = scratch
     for ch in prange(chunks.shape[0] - 1):
         tid = get_thread_id()
         P = pos[tid]
@@ -220,30 +204,12 @@ def _compute_moves(
 
 
 @njit(cache=True)
-def _compute_moves_seq(
-    verts,
-    lo,
-    hi,
-    indptr,
-    indices,
-    w,
-    k,
-    comm,
-    a,
-    size,
-    prio,
-    batch,
-    active,
-    res_over_m2,
-    pos,
-    buf_c,
-    buf_j,
-    buf_w,
-    newc,
-    slack,
-    charge,
-    units,
-):
+def _compute_moves_seq(verts, lo, hi, lv, st, scratch, res_over_m2, units):
+    """:func:`_compute_moves` of verts[lo:hi] on the calling thread."""
+    indptr, indices, w, k, prio = lv.indptr, lv.indices, lv.w, lv.k, lv.prio
+    comm, a, size, batch, active = st.comm, st.a, st.size, st.batch, st.active
+    newc, slack, charge = st.newc, st.slack, st.charge
+    pos, buf_c, buf_j, buf_w = scratch
     P = pos[0]
     C = buf_c[0]
     J = buf_j[0]
@@ -352,23 +318,12 @@ def _inner_change(v, newc, comm, batch, indptr, indices, w, active, pending, k, 
 
 
 @njit(cache=True, parallel=True)
-def _scan_moves(
-    verts,
-    chunks,
-    newc,
-    comm,
-    batch,
-    indptr,
-    indices,
-    w,
-    active,
-    pending,
-    change,
-    k,
-    charge,
-    rk,
-    units,
-):
+def _scan_moves(verts, chunks, lv, st, rk, units):
+    """The inner weight change of each chosen move, waking or charging the
+    mover's neighbours (see _inner_change)."""
+    indptr, indices, w, k = lv.indptr, lv.indices, lv.w, lv.k
+    newc, comm, batch, active = st.newc, st.comm, st.batch, st.active
+    pending, change, charge = st.pending, st.change, st.charge
     for ch in prange(chunks.shape[0] - 1):
         row = charge[get_thread_id()]
         for t in range(chunks[ch], chunks[ch + 1]):
@@ -392,24 +347,11 @@ def _scan_moves(
 
 
 @njit(cache=True)
-def _scan_moves_seq(
-    verts,
-    lo,
-    hi,
-    newc,
-    comm,
-    batch,
-    indptr,
-    indices,
-    w,
-    active,
-    pending,
-    change,
-    k,
-    charge,
-    rk,
-    units,
-):
+def _scan_moves_seq(verts, lo, hi, lv, st, rk, units):
+    """:func:`_scan_moves` of verts[lo:hi] on the calling thread."""
+    indptr, indices, w, k = lv.indptr, lv.indices, lv.w, lv.k
+    newc, comm, batch, active = st.newc, st.comm, st.batch, st.active
+    pending, change, charge = st.pending, st.change, st.charge
     row = charge[0]
     for t in range(lo, hi):
         v = verts[t]
@@ -472,14 +414,15 @@ def _undo(moves, logc, loga, comm, newc, a, size):
 
 
 @njit(cache=True)
-def _sweep_one_by_one(
-    verts, indptr, indices, w, k, comm, a, size, prio, batch, active, res_over_m2, P, C, J, W, flag
-):
+def _sweep_one_by_one(verts, lv, st, scratch, res_over_m2, flag):
     """A sweep that moves one vertex at a time (the sequential method): the same
     moves as batches of one vertex each, without their set-up. A move's inner
     weight change comes from the accumulator, so the row is read once more
     only to flag the neighbours, and only with ``flag`` (a last lead sweep
     need not: every vertex is looked at after it)."""
+    indptr, indices, w, k, prio = lv.indptr, lv.indices, lv.w, lv.k, lv.prio
+    comm, a, size, batch, active = st.comm, st.a, st.size, st.batch, st.active
+    P, C, J, W = scratch.pos[0], scratch.buf_c[0], scratch.buf_j[0], scratch.buf_w[0]
     moved = 0
     dsq = 0.0
     dinner = 0.0

@@ -107,46 +107,7 @@ def _place(x, j0, vpos, bptr, nbb, base, off, salt, indptr, indices, batch, head
 
 
 @njit(cache=True)
-def _sparse_sweep(
-    cur,
-    ncur,
-    nxt,
-    tmp,
-    head,
-    link,
-    queued,
-    verts,
-    vpos,
-    bptr,
-    nbb,
-    base,
-    sweep,
-    indptr,
-    indices,
-    w,
-    k,
-    comm,
-    a,
-    size,
-    prio,
-    batch,
-    active,
-    pending,
-    slack,
-    charge,
-    newc,
-    change,
-    res_over_m2,
-    units,
-    pos,
-    buf_c,
-    buf_j,
-    buf_w,
-    logc,
-    loga,
-    sq,
-    inner,
-):
+def _sparse_sweep(sp, ncur, sweep, lv, st, scratch, res_over_m2, units, sq, inner):
     """A batched sweep that touches only the vertices due a look (active, or
     charged since their last wake test): cur[:ncur], all ``queued``. The
     batches, the order in them and so every move are those of the full sweep
@@ -159,8 +120,15 @@ def _sparse_sweep(
     come, else nxt (queued). Returns (moves, the summed squared community
     degrees ``sq`` and the inner weight ``inner`` updated batch by batch as
     the full sweep does, entries of nxt); the moves are logged for
-    :func:`_undo`.
+    :func:`_undo`. ``sp``: the worklists, batch layout and log (cur, nxt and
+    the rest), ``lv``, ``st``, ``scratch``: the level, its partition and
+    bookkeeping, and the accumulators, as in :func:`optimise`.
     """
+    cur, nxt, tmp, head, link, queued = sp.cur, sp.nxt, sp.tmp, sp.head, sp.link, sp.queued
+    vpos, nbb, base, logc, loga = sp.vpos, sp.nbb, sp.base, sp.logc, sp.loga
+    indptr, indices, k, bptr, verts = lv.indptr, lv.indices, lv.k, lv.bptr, lv.verts
+    comm, a, size, batch, active = st.comm, st.a, st.size, st.batch, st.active
+    pending, slack, charge, newc, change = st.pending, st.slack, st.charge, st.newc, st.change
     salt = _sweep_salt(sweep)
     off = np.int64(salt % np.uint64(RUN))
     head[:] = -1
@@ -183,48 +151,8 @@ def _sparse_sweep(
             tmp[i] = x
             queued[x] = 0
         _wake(tmp, 0, cnt, active, slack, charge, pending)
-        _compute_moves_seq(
-            tmp,
-            0,
-            cnt,
-            indptr,
-            indices,
-            w,
-            k,
-            comm,
-            a,
-            size,
-            prio,
-            batch,
-            active,
-            res_over_m2,
-            pos,
-            buf_c,
-            buf_j,
-            buf_w,
-            newc,
-            slack,
-            charge,
-            units,
-        )
-        _scan_moves_seq(
-            tmp,
-            0,
-            cnt,
-            newc,
-            comm,
-            batch,
-            indptr,
-            indices,
-            w,
-            active,
-            pending,
-            change,
-            k,
-            charge,
-            res_over_m2,
-            units,
-        )
+        _compute_moves_seq(tmp, 0, cnt, lv, st, scratch, res_over_m2, units)
+        _scan_moves_seq(tmp, 0, cnt, lv, st, res_over_m2, units)
         for i in range(cnt):
             v = tmp[i]
             if newc[v] == comm[v]:

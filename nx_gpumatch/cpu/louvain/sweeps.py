@@ -18,6 +18,7 @@ from nx_gpumatch.cpu.louvain.moves import (
     _undo,
 )
 from nx_gpumatch.cpu.louvain.sparse import _active_chunks, _sparse_layout, _sparse_sweep, _wake
+from nx_gpumatch.cpu.louvain.state import MoveState, SparseState
 
 
 def move_scratch(threads, n, maxdeg, dense=0):
@@ -95,84 +96,39 @@ def _copy_state(comm, a, size, comm2, a2, size2):
 
 
 @njit(cache=True)
-def optimise_seq(
-    indptr,
-    indices,
-    w,
-    loop,
-    k,
-    order,
-    prio,
-    m2,
-    resolution,
-    threshold,
-    bptr,
-    verts,
-    batch_arcs,
-    max_batches,
-    pos,
-    buf_c,
-    buf_j,
-    buf_w,
-    nchunks,
-    par_min_arcs,
-    max_sweeps,
-    init,
-    rel_tol,
-    confirm,
-    lead,
-    margins,
-    sparse_div,
-    chase,
-):
+def optimise_seq(lv, scratch, rule, init):
     """:func:`optimise` for levels swept one vertex at a time (``batch_arcs``
-    <= 1; the batch keywords, ``lead``, ``margins``, ``sparse_div`` and
+    <= 1; the batch settings, ``lead``, ``margins``, ``sparse_div`` and
     ``chase`` are ignored): the same moves, sums and results
     without the batch machinery, so that small graphs compile only this."""
-    n = indptr.shape[0] - 1
-    comm, a, size, inner = _level_state(indptr, indices, w, loop, k, init)
-    active = np.ones(n, np.uint8)
+    n = lv.indptr.shape[0] - 1
+    m2, resolution, threshold = rule.m2, rule.resolution, rule.threshold
+    comm, a, size, inner = _level_state(lv.indptr, lv.indices, lv.w, lv.loop, lv.k, init)
+    batch = np.arange(n).astype(np.int32)  # each vertex its own batch
+    st = _move_state(comm, a, size, batch, np.ones(n, np.uint8), 0, 0)
+    active = st.active
     sq = _sum_sq(a)
     res_over_m2 = resolution / m2
     q = inner / m2 - resolution * sq / (m2 * m2)
     q_start = q
-    batch = np.arange(n).astype(np.int32)  # each vertex its own batch
     keep_comm = np.empty_like(comm)
     keep_a = np.empty_like(a)
     keep_size = np.empty_like(size)
     total = 0
     sweeps = 0
     all_active = True
-    while sweeps < max_sweeps:
+    while sweeps < rule.max_sweeps:
         sweeps += 1
         full = all_active
         all_active = False
         _copy_state(comm, a, size, keep_comm, keep_a, keep_size)
         keep_sq = sq
         keep_inner = inner
-        moved, dsq, dinner = _sweep_one_by_one(
-            verts,
-            indptr,
-            indices,
-            w,
-            k,
-            comm,
-            a,
-            size,
-            prio,
-            batch,
-            active,
-            res_over_m2,
-            pos[0],
-            buf_c[0],
-            buf_j[0],
-            buf_w[0],
-            True,
-        )
+        moved, dsq, dinner = _sweep_one_by_one(lv.verts, lv, st, scratch, res_over_m2, True)
         sq += dsq
         inner += dinner
         q_new = inner / m2 - resolution * sq / (m2 * m2)
-        act = _after_sweep(moved, q, q_new, q_start, threshold, rel_tol, full, confirm)
+        act = _after_sweep(moved, q, q_new, q_start, threshold, rule.rel_tol, full, rule.confirm)
         if act == _UNDO:
             _copy_state(keep_comm, keep_a, keep_size, comm, a, size)
             sq = keep_sq
@@ -190,36 +146,185 @@ def optimise_seq(
 
 
 @njit(cache=True)
-def optimise(
-    indptr,
-    indices,
-    w,
-    loop,
-    k,
-    order,
-    prio,
-    m2,
-    resolution,
-    threshold,
-    bptr,
-    verts,
-    batch_arcs,
-    max_batches,
-    pos,
-    buf_c,
-    buf_j,
-    buf_w,
-    nchunks,
-    par_min_arcs,
-    max_sweeps,
-    init,
-    rel_tol,
-    confirm,
-    lead,
-    margins,
-    sparse_div,
-    chase,
-):
+def _move_state(comm, a, size, batch, active, n, charges):
+    """A :class:`MoveState` of the partition (comm, a, size); its wake
+    bookkeeping sized for n vertices (0: none, for sweeps one vertex at a
+    time), with ``charges`` rows of charges."""
+    return MoveState(
+        comm,
+        a,
+        size,
+        batch,
+        active,
+        np.zeros(n, np.uint8),  # pending: charged or woken, wake test not yet done
+        np.zeros(n, np.int64),  # slack
+        np.zeros((charges, n), np.int64),  # charge
+        comm.copy() if n else np.empty(0, np.int32),  # newc
+        np.empty(n, np.float64),  # change
+    )
+
+
+@njit(cache=True)
+def _with_batch(st, batch):
+    """``st`` with the commit batches of a new sweep schedule."""
+    return MoveState(
+        st.comm,
+        st.a,
+        st.size,
+        batch,
+        st.active,
+        st.pending,
+        st.slack,
+        st.charge,
+        st.newc,
+        st.change,
+    )
+
+
+@njit(cache=True)
+def _sparse_state(lv, n, batch_arcs, max_batches):
+    """The :class:`SparseState` of a level (see :func:`_sparse_sweep`);
+    ``n`` 0: an empty one, made when first needed."""
+    N = lv.verts.shape[0] if n else 0
+    if n:
+        vpos, nbb, base = _sparse_layout(lv.bptr, lv.verts, lv.indptr, n, batch_arcs, max_batches)
+    else:
+        vpos, nbb, base = np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64)
+    return SparseState(
+        np.empty(N, np.int32),  # cur
+        np.empty(N, np.int32),  # nxt
+        np.empty(N, np.int32),  # tmp
+        np.empty(nbb.sum(), np.int32),  # head
+        np.empty(n, np.int32),  # link
+        np.zeros(n, np.uint8),  # queued
+        vpos,
+        nbb,
+        base,
+        np.empty(3 * N, np.int32),  # logc
+        np.empty(2 * N, np.float64),  # loga
+    )
+
+
+@njit(cache=True)
+def _swapped(sp):
+    """``sp`` with its worklists cur and nxt swapped."""
+    return SparseState(
+        sp.nxt,
+        sp.cur,
+        sp.tmp,
+        sp.head,
+        sp.link,
+        sp.queued,
+        sp.vpos,
+        sp.nbb,
+        sp.base,
+        sp.logc,
+        sp.loga,
+    )
+
+
+@njit(cache=True)
+def _due_arcs(lv, st):
+    """Arcs of the vertices due a look (active, or charged since their last
+    wake test)."""
+    verts, indptr, active, pending = lv.verts, lv.indptr, st.active, st.pending
+    due_arcs = 0
+    for t in range(verts.shape[0]):
+        v = verts[t]
+        if active[v] | pending[v]:
+            due_arcs += indptr[v + 1] - indptr[v]
+    return due_arcs
+
+
+@njit(cache=True)
+def _queue_due(lv, st, sp):
+    """The vertices due a look listed in sp.cur and queued: returns their count."""
+    verts, active, pending = lv.verts, st.active, st.pending
+    ncur = 0
+    for t in range(verts.shape[0]):
+        v = verts[t]
+        if active[v] | pending[v]:
+            sp.cur[ncur] = v
+            ncur += 1
+            sp.queued[v] = 1
+    return ncur
+
+
+@njit(cache=True)
+def _stays_sparse(lv, sp, ncur, sparse_div, act):
+    """Does the next sweep stay sparse (the sweep went on and the vertices
+    due, sp.cur[:ncur], have at most 1/``sparse_div`` as many arcs as the
+    level has vertices)? If not, they are unqueued."""
+    indptr = lv.indptr
+    due_arcs = 0
+    for i in range(ncur):
+        due_arcs += indptr[sp.cur[i] + 1] - indptr[sp.cur[i]]
+    if act == _GO_ON and due_arcs * sparse_div <= lv.verts.shape[0]:
+        return True
+    for i in range(ncur):
+        sp.queued[sp.cur[i]] = 0
+    return False
+
+
+@njit(cache=True)
+def _batched_sweep(sverts, bat, lv, st, scratch, rule, units, sq, inner):
+    """The commit batches of one sweep (bounds ``bat`` in ``sverts``): each
+    batch's moves computed against the same state, their inner weight
+    changes, then committed in order. Returns (moves, sq, inner), the sums
+    updated batch by batch."""
+    nchunks, par_min_arcs = rule.nchunks, rule.par_min_arcs
+    res_over_m2 = rule.resolution / rule.m2
+    no_logc = np.empty(0, np.int32)
+    no_loga = np.empty(0, np.float64)
+    moved = 0
+    for j in range(bat.shape[0] - 1):
+        lo = bat[j]
+        hi = bat[j + 1]
+        # Small batches run on the calling thread: waking the pool costs more.
+        _wake(sverts, lo, hi, st.active, st.slack, st.charge, st.pending)  # no margins: no charges
+        chunks, arcs = _active_chunks(sverts, lo, hi, lv.indptr, st.active, nchunks)
+        if nchunks > 1 and arcs >= par_min_arcs:
+            _compute_moves(sverts, chunks, lv, st, scratch, res_over_m2, units)
+            _scan_moves(sverts, chunks, lv, st, res_over_m2, units)
+        else:
+            _compute_moves_seq(sverts, lo, hi, lv, st, scratch, res_over_m2, units)
+            _scan_moves_seq(sverts, lo, hi, lv, st, res_over_m2, units)
+        cnt, dsq, dinner = _commit(
+            sverts, lo, hi, st.newc, st.comm, st.a, st.size, lv.k, st.change, no_logc, no_loga, 0
+        )
+        sq += dsq
+        inner += dinner
+        moved += cnt
+    return moved, sq, inner
+
+
+@njit(cache=True)
+def _left_alone(verts, comm, keep_comm, size):
+    """Vertices of ``verts`` that moved and are alone in their community (a
+    batched sweep's movers that chased a neighbour away, see CHASE)."""
+    alone = 0
+    for t in range(verts.shape[0]):
+        v = verts[t]
+        if comm[v] != keep_comm[v] and size[comm[v]] == 1:
+            alone += 1
+    return alone
+
+
+@njit(cache=True)
+def _fresh_start(st, k):
+    """Community degrees summed anew (the same bits as a new start of the
+    level from this partition), every vertex active: returns their summed
+    squares."""
+    a = st.a
+    a[:] = 0.0
+    for v in range(k.shape[0]):
+        a[st.comm[v]] += k[v]
+    st.active[:] = 1
+    return _sum_sq(a)
+
+
+@njit(cache=True)
+def optimise(lv, scratch, rule, init):
     """Modularity optimisation of one level from the partition ``init``
     (community ids below n; Louvain starts from singletons, Leiden from the
     previous level's communities).
@@ -246,102 +351,56 @@ def optimise(
     (``sparse_div`` 0: never), with the same moves. Without lead sweeps, a
     first batched sweep that leaves over 1/``chase`` of its movers alone is
     undone and one lead sweep goes first (``chase`` 0: never; see CHASE).
+    ``lv`` is the level (a :class:`~nx_gpumatch.cpu.louvain.state.Level`),
+    ``scratch`` the threads' accumulators (a
+    :class:`~nx_gpumatch.cpu.louvain.state.Scratch`, see :func:`move_scratch`),
+    ``rule`` the settings named above and ``m2``, ``resolution``,
+    ``nchunks`` (work units of a parallel step) and ``par_min_arcs`` (fewer
+    arcs run on the calling thread), a
+    :class:`~nx_gpumatch.cpu.louvain.state.SweepSettings`.
     Returns (comm, modularity, moves, sweeps).
     """
-    n = indptr.shape[0] - 1
-    comm, a, size, inner = _level_state(indptr, indices, w, loop, k, init)
-    newc = comm.copy()
-    change = np.empty(n, np.float64)
-    active = np.ones(n, np.uint8)
+    n = lv.indptr.shape[0] - 1
+    m2, resolution, threshold, rel_tol = rule.m2, rule.resolution, rule.threshold, rule.rel_tol
+    comm, a, size, inner = _level_state(lv.indptr, lv.indices, lv.w, lv.loop, lv.k, init)
+    charges = scratch.pos.shape[0] if rule.margins else 1
+    st = _move_state(comm, a, size, np.full(n, -1, np.int32), np.ones(n, np.uint8), n, charges)
+    active = st.active
     sq = _sum_sq(a)
-    res_over_m2 = resolution / m2
     q = inner / m2 - resolution * sq / (m2 * m2)
     q_start = q
-    slack = np.zeros(n, np.int64)
-    units = 2.0**40 / m2 if margins else 0.0
-    charge = np.zeros((pos.shape[0] if margins else 1, n), np.int64)
-    pending = np.zeros(n, np.uint8)  # charged or woken, wake test not yet done
-    N = verts.shape[0]
-    # _sparse_sweep's state, set up when first needed
+    units = 2.0**40 / m2 if rule.margins else 0.0
+    sp = _sparse_state(lv, 0, 0, 0)  # made when first needed
     sparse = False
     ncur = 0
-    cur = np.empty(0, np.int32)
-    nxt = cur
-    tmp = cur
-    link = cur
-    vpos = cur
-    head = cur
-    queued = np.empty(0, np.uint8)
-    nbb = np.empty(0, np.int64)
-    base = nbb
-    logc = np.empty(0, np.int32)
-    loga = np.empty(0, np.float64)
-    no_logc = logc
-    no_loga = loga
-    sverts = verts
-    bat = np.zeros(1, np.int64)
-    batch = np.full(n, -1, np.int32)
     keep_comm = np.empty_like(comm)
     keep_a = np.empty_like(a)
     keep_size = np.empty_like(size)
     total = 0
     sweeps = 0
     all_active = True
-    lead_left = lead
-    chase_test = chase > 0 and lead == 0 and batch_arcs > 1
+    batch_arcs, max_batches, lead_left, chase = (
+        rule.batch_arcs,
+        rule.max_batches,
+        rule.lead,
+        rule.chase,
+    )
+    chase_test = chase > 0 and lead_left == 0 and batch_arcs > 1
     sched = 0  # the schedule's sweep number (batched sweeps count from 0 after the lead)
-    while sweeps < max_sweeps:
+    while sweeps < rule.max_sweeps:
         if sparse:
             keep_sq = sq
             keep_inner = inner
-            moved, sq, inner, nn = _sparse_sweep(
-                cur,
-                ncur,
-                nxt,
-                tmp,
-                head,
-                link,
-                queued,
-                verts,
-                vpos,
-                bptr,
-                nbb,
-                base,
-                sched,
-                indptr,
-                indices,
-                w,
-                k,
-                comm,
-                a,
-                size,
-                prio,
-                batch,
-                active,
-                pending,
-                slack,
-                charge,
-                newc,
-                change,
-                res_over_m2,
-                units,
-                pos,
-                buf_c,
-                buf_j,
-                buf_w,
-                logc,
-                loga,
-                sq,
-                inner,
+            moved, sq, inner, ncur = _sparse_sweep(
+                sp, ncur, sched, lv, st, scratch, resolution / m2, units, sq, inner
             )
             sched += 1
             sweeps += 1
-            cur, nxt = nxt, cur
-            ncur = nn
+            sp = _swapped(sp)
             q_new = inner / m2 - resolution * sq / (m2 * m2)
-            act = _after_sweep(moved, q, q_new, q_start, threshold, rel_tol, False, confirm)
+            act = _after_sweep(moved, q, q_new, q_start, threshold, rel_tol, False, rule.confirm)
             if act == _UNDO:
-                _undo(moved, logc, loga, comm, newc, a, size)
+                _undo(moved, sp.logc, sp.loga, comm, st.newc, a, size)
                 sq = keep_sq
                 inner = keep_inner
             elif moved > 0:
@@ -349,26 +408,24 @@ def optimise(
                 q = q_new
             if act == _STOP:
                 break
-            due_arcs = 0
-            for i in range(ncur):
-                due_arcs += indptr[cur[i] + 1] - indptr[cur[i]]
-            if act != _GO_ON or due_arcs * sparse_div > N:
-                sparse = False  # back to full sweeps
-                for i in range(ncur):
-                    queued[cur[i]] = 0
+            sparse = _stays_sparse(lv, sp, ncur, rule.sparse_div, act)
             if act == _UNDO:  # as below
                 batch_arcs = 1
                 max_batches = 0
-                active[:] = 1
-                all_active = True
-            elif act == _SWEEP_ALL:
+            if act == _UNDO or act == _SWEEP_ALL:
                 active[:] = 1
                 all_active = True
             continue
         leading = lead_left > 0
         sverts, bat, batch = sweep_schedule(
-            bptr, verts, indptr, np.int64(batch_arcs), np.int64(max_batches), np.int64(sched)
+            lv.bptr,
+            lv.verts,
+            lv.indptr,
+            np.int64(batch_arcs),
+            np.int64(max_batches),
+            np.int64(sched),
         )
+        st = _with_batch(st, batch)
         if leading:
             lead_left -= 1
         else:
@@ -379,128 +436,14 @@ def optimise(
         _copy_state(comm, a, size, keep_comm, keep_a, keep_size)
         keep_sq = sq
         keep_inner = inner
-        moved = 0
         if batch_arcs <= 1 or leading:
             # One vertex at a time: no batch machinery, each move lands at once.
-            moved, dsq, dinner = _sweep_one_by_one(
-                sverts,
-                indptr,
-                indices,
-                w,
-                k,
-                comm,
-                a,
-                size,
-                prio,
-                batch,
-                active,
-                res_over_m2,
-                pos[0],
-                buf_c[0],
-                buf_j[0],
-                buf_w[0],
-                not leading or lead_left > 0,
-            )
+            flag = not leading or lead_left > 0
+            moved, dsq, dinner = _sweep_one_by_one(sverts, lv, st, scratch, resolution / m2, flag)
             sq += dsq
             inner += dinner
-        for j in range(bat.shape[0] - 1 if batch_arcs > 1 and not leading else 0):
-            lo = bat[j]
-            hi = bat[j + 1]
-            # Small batches run on the calling thread: waking the pool costs more.
-            _wake(sverts, lo, hi, active, slack, charge, pending)  # no margins: no charges
-            chunks, arcs = _active_chunks(sverts, lo, hi, indptr, active, nchunks)
-            if nchunks > 1 and arcs >= par_min_arcs:
-                _compute_moves(
-                    sverts,
-                    chunks,
-                    indptr,
-                    indices,
-                    w,
-                    k,
-                    comm,
-                    a,
-                    size,
-                    prio,
-                    batch,
-                    active,
-                    res_over_m2,
-                    pos,
-                    buf_c,
-                    buf_j,
-                    buf_w,
-                    newc,
-                    slack,
-                    charge,
-                    units,
-                )
-            else:
-                _compute_moves_seq(
-                    sverts,
-                    lo,
-                    hi,
-                    indptr,
-                    indices,
-                    w,
-                    k,
-                    comm,
-                    a,
-                    size,
-                    prio,
-                    batch,
-                    active,
-                    res_over_m2,
-                    pos,
-                    buf_c,
-                    buf_j,
-                    buf_w,
-                    newc,
-                    slack,
-                    charge,
-                    units,
-                )
-            if nchunks > 1 and arcs >= par_min_arcs:
-                _scan_moves(
-                    sverts,
-                    chunks,
-                    newc,
-                    comm,
-                    batch,
-                    indptr,
-                    indices,
-                    w,
-                    active,
-                    pending,
-                    change,
-                    k,
-                    charge,
-                    res_over_m2,
-                    units,
-                )
-            else:
-                _scan_moves_seq(
-                    sverts,
-                    lo,
-                    hi,
-                    newc,
-                    comm,
-                    batch,
-                    indptr,
-                    indices,
-                    w,
-                    active,
-                    pending,
-                    change,
-                    k,
-                    charge,
-                    res_over_m2,
-                    units,
-                )
-            cnt, dsq, dinner = _commit(
-                sverts, lo, hi, newc, comm, a, size, k, change, no_logc, no_loga, 0
-            )
-            sq += dsq
-            inner += dinner
-            moved += cnt
+        else:
+            moved, sq, inner = _batched_sweep(sverts, bat, lv, st, scratch, rule, units, sq, inner)
         q_new = inner / m2 - resolution * sq / (m2 * m2)
         if leading:
             act = _after_sweep(moved, q, q_new, q_start, threshold, 0.0, full, False)
@@ -516,26 +459,15 @@ def optimise(
             if lead_left == 0:
                 if total == 0:
                     break
-                # The batched sweeps start as a fresh level from the lead's
-                # partition: community degrees summed anew (the same bits as
-                # a new start), every vertex active.
-                a[:] = 0.0
-                for v in range(n):
-                    a[comm[v]] += k[v]
-                sq = _sum_sq(a)
+                # The batched sweeps start as a fresh level from the lead's partition.
+                sq = _fresh_start(st, lv.k)
                 q = inner / m2 - resolution * sq / (m2 * m2)
                 q_start = q
-                active[:] = 1
                 all_active = True
             continue
         if chase_test and batch_arcs > 1:
             chase_test = False
-            alone = 0
-            for t in range(N):
-                v = verts[t]
-                if comm[v] != keep_comm[v] and size[comm[v]] == 1:
-                    alone += 1
-            if alone * chase > moved:
+            if _left_alone(lv.verts, comm, keep_comm, size) * chase > moved:
                 # Movers chased neighbours that left: undo, and sweep one
                 # vertex at a time first as levels with lead sweeps do.
                 _copy_state(keep_comm, keep_a, keep_size, comm, a, size)
@@ -546,7 +478,7 @@ def optimise(
                 active[:] = 1
                 all_active = True
                 continue
-        act = _after_sweep(moved, q, q_new, q_start, threshold, rel_tol, full, confirm)
+        act = _after_sweep(moved, q, q_new, q_start, threshold, rel_tol, full, rule.confirm)
         if act == _UNDO:
             _copy_state(keep_comm, keep_a, keep_size, comm, a, size)
             sq = keep_sq
@@ -568,32 +500,11 @@ def optimise(
         if act == _SWEEP_ALL:
             active[:] = 1
             all_active = True
-        elif sparse_div > 0 and batch_arcs > 1:
-            due_arcs = 0
-            for t in range(N):
-                v = verts[t]
-                if active[v] | pending[v]:
-                    due_arcs += indptr[v + 1] - indptr[v]
-            if due_arcs * sparse_div <= N:
-                if vpos.shape[0] == 0:
-                    vpos, nbb, base = _sparse_layout(
-                        bptr, verts, indptr, n, batch_arcs, max_batches
-                    )
-                    head = np.empty(nbb.sum(), np.int32)
-                    cur = np.empty(N, np.int32)
-                    nxt = np.empty(N, np.int32)
-                    tmp = np.empty(N, np.int32)
-                    link = np.empty(n, np.int32)
-                    queued = np.zeros(n, np.uint8)
-                    logc = np.empty(3 * N, np.int32)
-                    loga = np.empty(2 * N, np.float64)
-                ncur = 0
-                for t in range(N):
-                    v = verts[t]
-                    if active[v] | pending[v]:
-                        cur[ncur] = v
-                        ncur += 1
-                        queued[v] = 1
+        elif rule.sparse_div > 0 and batch_arcs > 1:
+            if _due_arcs(lv, st) * rule.sparse_div <= lv.verts.shape[0]:
+                if sp.vpos.shape[0] == 0:
+                    sp = _sparse_state(lv, n, batch_arcs, max_batches)
+                ncur = _queue_due(lv, st, sp)
                 sparse = True
     return comm, q, total, sweeps
 
