@@ -152,15 +152,14 @@ def degree_buckets(indptr, bounds, order):
     the last one everything above bounds[-1]. Isolated vertices are left
     out: they never move.
     """
-    deg = np.diff(np.asarray(indptr, np.int64))
-    nb = bounds.shape[0] + 1
+    order = np.asarray(order)
+    deg = np.diff(np.asarray(indptr, np.int64))[order]
     which = np.searchsorted(bounds, deg, side="left")  # bounds below the degree
-    walk = np.asarray(order)[deg[order] > 0]
-    bucket = which[walk]
-    verts = walk[np.argsort(bucket, kind="stable")].astype(np.int32)
-    ptr = np.zeros(nb + 1, np.int64)
-    np.cumsum(np.bincount(bucket, minlength=nb), out=ptr[1:])
-    return ptr, verts
+    which[deg == 0] = -1
+    parts = [order[which == b] for b in range(bounds.shape[0] + 1)]
+    ptr = np.zeros(len(parts) + 1, np.int64)
+    np.cumsum([p.shape[0] for p in parts], out=ptr[1:])
+    return ptr, np.concatenate(parts).astype(np.int32, copy=False)
 
 
 def carry_order(order, newid, K):

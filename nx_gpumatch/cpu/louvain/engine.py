@@ -139,6 +139,14 @@ class LouvainEngine(CommunityEngine):
 
     def start(self):
         self.indptr, self.indices, self.w, self.loop, self.k, self.order, self.prio = self._input
+        self._buckets = None  # the level's degree buckets, drawn by its first move
+
+    def _level_buckets(self):
+        """(bptr, verts) of the current level (see degree_buckets): drawn
+        once per level, however often Leiden moves it."""
+        if self._buckets is None:
+            self._buckets = degree_buckets(self.indptr, MOVE_BUCKETS, self.order)
+        return self._buckets
 
     @property
     def n(self):
@@ -185,7 +193,7 @@ class LouvainEngine(CommunityEngine):
             self.k,
             self.order,
             self.prio,
-            *degree_buckets(self.indptr, MOVE_BUCKETS, self.order),
+            *self._level_buckets(),
         )
         rule = SweepSettings(
             self.m2,
@@ -238,6 +246,7 @@ class LouvainEngine(CommunityEngine):
         if self.node_weighted:
             self.k = np.bincount(numbering[0][comm], weights=k, minlength=numbering[1])
         self.order, self.prio = carry_order(self.order, numbering[0], numbering[1])
+        self._buckets = None
 
 
 def louvain_levels(
