@@ -1,6 +1,6 @@
 // Louvain community detection on the GPU (Naim, Manne, Halappanavar, Tumeo 2017).
 //
-// Read side by side with nx_gpumatch/cpu/louvain.py: the rules are the same,
+// Read side by side with nx_gpumatch/cpu/louvain/: the rules are the same,
 // so on weights whose sums are exact (integers) both engines return the same
 // partition. Per sweep the host walks the degree buckets and their commit
 // batches (the schedule itself is drawn on the device, gpu/louvain.py); for
@@ -36,7 +36,7 @@
 // resolution / 2m): for modularity k is the weighted degree; for the Constant
 // Potts Model k is the node weight (summed on aggregation) and res_over_m2 is
 // gamma, so the same gain reads w(v, c) - gamma * n_c * n_v (see
-// nx_gpumatch/objective.py). row_sums below gives the degrees only.
+// nx_gpumatch/community/quality.py). row_sums below gives the degrees only.
 //
 // Defines from nx_gpumatch/gpu/louvain.py: BLOCK (threads per block).
 

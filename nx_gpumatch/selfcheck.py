@@ -34,6 +34,7 @@ import numpy as np
 
 from nx_gpumatch.algorithms.b_matching import b_matching_edges
 from nx_gpumatch.algorithms.matching import mate_array
+from nx_gpumatch.community.quality import modularity
 
 __all__ = ["main"]
 
@@ -133,24 +134,9 @@ def _secs(t):
     return "-" if t is None else f"{t:.3f}s"
 
 
-def modularity(graph, labels, resolution=1.0):
-    """networkx's modularity of a partition of a Graph, from arrays."""
-    labels = np.asarray(labels)
-    w = graph.edge_weight.astype(np.float64)
-    m = w.sum()
-    if m == 0:
-        return 0.0
-    inside = labels[graph.edge_src] == labels[graph.edge_dst]
-    deg = np.bincount(graph.edge_src, w, graph.num_nodes) + np.bincount(
-        graph.edge_dst, w, graph.num_nodes
-    )
-    tot = np.bincount(labels, deg)
-    return float(w[inside].sum() / m - resolution * np.sum((tot / (2 * m)) ** 2))
-
-
 def connected_communities(graph, labels):
     """Does every community of ``labels`` induce a connected subgraph?"""
-    from nx_gpumatch.cpu.leiden import connected_parts
+    from nx_gpumatch.community.levels import connected_parts
 
     labels = np.asarray(labels)
     parts = connected_parts(graph.indptr, graph.indices, labels)

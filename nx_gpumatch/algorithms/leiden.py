@@ -3,7 +3,7 @@ the signatures of ``networkx.community.leiden_communities`` and
 ``leiden_partitions``: networkx 3.5 and 3.6 declare them (modularity) and
 leave the work to a backend; networkx 3.7 implements them itself, with
 ``metric="cpm"`` (its default, the Constant Potts Model) or "modularity" and
-``theta``. Both metrics run here (:mod:`nx_gpumatch.objective`); the package
+``theta``. Both metrics run here (:mod:`nx_gpumatch.community.quality`); the package
 functions default to modularity, calls through networkx 3.7 to CPM.
 
 The engine is :mod:`nx_gpumatch.cpu.leiden`, built on the Louvain engine's
@@ -26,11 +26,11 @@ import math
 
 import numpy as np
 
-from nx_gpumatch import objective
 from nx_gpumatch.algorithms import louvain as lv
 from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import to_graph
 from nx_gpumatch.algorithms.louvain import PARALLEL_EDGES
+from nx_gpumatch.community import quality as objective
 from nx_gpumatch.config import check_bool, get_config, resolve_device
 
 __all__ = ["leiden_communities", "leiden_partitions"]
@@ -158,7 +158,7 @@ def _isolated_quality(gen, metric, resolution, extra):
 
 def _with_quality(gen, metric, m2, resolution, n, shift):
     """The engines' levels with the metric's value in ``info`` (see
-    :func:`nx_gpumatch.objective.quality`)."""
+    :func:`nx_gpumatch.community.quality.quality`)."""
     for labels, info in gen:
         q = info.pop("modularity")
         if metric == "modularity":

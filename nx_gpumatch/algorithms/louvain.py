@@ -121,7 +121,7 @@ def in_order(make, indptr, indices, w, loop, order):
     engine's numbering (communities in the order of the vertices they are
     named after, as networkx lists them).
     """
-    from nx_gpumatch.cpu.louvain import SEQUENTIAL_ARCS
+    from nx_gpumatch.community.schedule import SEQUENTIAL_ARCS
 
     if order is None or indices.shape[0] < SEQUENTIAL_ARCS:
         yield from make(indptr, indices, w, loop, order)

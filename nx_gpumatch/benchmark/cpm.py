@@ -8,7 +8,7 @@ On a weighted planted partition (``generators.planted_partition``, 10 inner
 and 2 outer neighbours per vertex) and a random graph
 (``generators.random_graph``, 5n edges, uniform weights) of n vertices,
 every partition is scored by networkx's ``constant_potts_model`` (one numpy
-routine, :func:`nx_gpumatch.objective.cpm`: every node of weight 1), at each
+routine, :func:`nx_gpumatch.community.quality.cpm`: every node of weight 1), at each
 resolution gamma and seed. leidenalg's CPM counts n_C choose 2 pairs where
 networkx counts n_C**2 / 2: the two differ by gamma * n / 2 for every
 partition, so the same partition optimises both. Printed per case: CPM
@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 import nx_gpumatch as gm
-from nx_gpumatch.objective import cpm
+from nx_gpumatch.community.quality import cpm
 
 
 def graphs(n, seed):
@@ -41,7 +41,7 @@ def score(g, labels, resolution):
 
 
 def connected(g, labels):
-    from nx_gpumatch.cpu.leiden import connected_parts
+    from nx_gpumatch.community.levels import connected_parts
 
     labels = np.asarray(labels, np.int32)
     pieces = connected_parts(g.indptr, g.indices, labels)

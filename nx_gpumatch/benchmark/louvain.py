@@ -33,23 +33,7 @@ import numpy as np
 import nx_gpumatch as gm
 from nx_gpumatch import Graph
 from nx_gpumatch.benchmark import median_time, networkit_graph
-
-
-def modularity(graph, labels):
-    """networkx's modularity (resolution 1) of integer labels on a Graph."""
-    labels = np.asarray(labels, np.int64)
-    w = graph.edge_weight
-    m = float(w.sum() + graph.loop_weight.sum())
-    inner = float(
-        w[labels[graph.edge_src] == labels[graph.edge_dst]].sum() + graph.loop_weight.sum()
-    )
-    deg = (
-        np.bincount(graph.edge_src, w, graph.num_nodes)
-        + np.bincount(graph.edge_dst, w, graph.num_nodes)
-        + 2 * graph.loop_weight
-    )
-    vol = np.bincount(labels, deg)
-    return inner / m - float((vol * vol).sum()) / (4 * m * m)
+from nx_gpumatch.community.quality import modularity
 
 
 def _labels_from_sets(graph, parts):
@@ -205,7 +189,7 @@ def nmi(a, b):
 def split_communities(graph, labels):
     """How many more connected pieces than communities a partition has (0: every
     community induces a connected subgraph)."""
-    from nx_gpumatch.cpu.leiden import connected_parts
+    from nx_gpumatch.community.levels import connected_parts
 
     labels = np.asarray(labels)
     parts = connected_parts(graph.indptr, graph.indices, labels)

@@ -9,7 +9,7 @@ guaranteeing well-connected communities"). A level is
    a vertex goes to a neighbour's community only, never to an empty one as
    in the paper, so a community of P can fall apart; where refinement then
    merges nothing, the level goes on from P cut into connected parts
-   (:func:`nx_gpumatch.levels.leiden`). CPM runs then let every vertex
+   (:func:`nx_gpumatch.community.levels.leiden`). CPM runs then let every vertex
    that gains by it leave its community to be alone, and sweep again, until
    none does (:func:`leave`, see CPM_LEAVE);
 2. refinement: each community C of P is split again into singletons, and
@@ -31,9 +31,9 @@ same way, so the final communities are connected too. Gains are in
 edge-weight units (modularity gain times m, or the CPM gain itself), as in
 igraph and networkx, so theta = 0.01 makes the choice nearly greedy on unit
 weights. The objective, modularity or CPM, is a choice of vertex weights and
-resolution for the same kernels (:mod:`nx_gpumatch.objective`); the CPM
+resolution for the same kernels (:mod:`nx_gpumatch.community.quality`); the CPM
 test of well-connectedness is E(v, C-v) >= gamma n_v (n_C - n_v). The loop over passes and
-levels is :func:`nx_gpumatch.levels.leiden`, shared with the GPU engine:
+levels is :func:`nx_gpumatch.community.levels.leiden`, shared with the GPU engine:
 :class:`LeidenEngine` runs its levels here.
 
 The random choice of the refinement hashes (key, vertex, refinement count),
@@ -46,58 +46,25 @@ number of threads.
 import numpy as np
 from numba import prange
 
-from nx_gpumatch import levels, objective
+from nx_gpumatch.community import levels, quality
+from nx_gpumatch.community.schedule import (
+    CHASE,
+    CPM_LEAVE,
+    LEIDEN_SWEEP_REL_TOL,
+    MAX_PASSES,
+    MAX_SWEEPS,
+    PASS_TOL,
+    SEQUENTIAL_ARCS,
+    THETA,
+    SweepRule,
+    checked_theta,
+    pass_rel_tol_of,
+    refinement_order,
+)
 from nx_gpumatch.cpu import louvain as cl
-from nx_gpumatch.cpu import njit
+from nx_gpumatch.cpu import njit, serial_builds
+from nx_gpumatch.cpu.louvain.batches import _balanced_chunks
 from nx_gpumatch.cpu.random import counter_hash, mix64
-
-# Randomness of the refinement's choice (the paper's theta).
-THETA = 0.01
-
-# Passes: each pass after the first runs the method again on the input graph
-# from the partition the one before ended with (igraph's n_iterations; the
-# paper's iterated Leiden). They stop once a pass gains at most PASS_TOL or
-# PASS_REL_TOL of the modularity reached. Measured gains of passes 2, 3, 4, 5:
-# random graph (300k vertices, 2.4M edges) 7.3%, 1.1%, 0.33%; planted
-# partition (200k vertices, 400 communities) 5.5%, 1.9%, 0.8%, 0.47%; each
-# pass costs about as much as the first. Two passes are 0.7% below
-# NetworKit's ParallelLeiden on the planted graph (1M vertices), three are
-# above igraph and ParallelLeiden on both graphs, more cost a pass each for
-# under 1%: so by default three passes on such graphs.
-MAX_PASSES = 32
-PASS_TOL = 1e-5
-PASS_REL_TOL = 2.5e-2
-
-# CPM runs (see nx_gpumatch.objective) refine each community in an order
-# drawn anew for every refinement (refinement_order) and run passes until one
-# gains nothing: with the vertex order every pass refined alike and the passes
-# stopped at a worse optimum. Measured, CPM value against leidenalg's
-# CPMVertexPartition run until stable, mean of seeds 0-4, 1000 vertices
-# (random graph, 5000 edges; weighted planted partition), gamma 0.02 / 0.1:
-# random -1.17% / -0.46% -> +0.22% / -0.17%, planted -0.21% / -1.23% ->
-# -0.16% / -0.44%. With a 0.2% relative stop instead of none: -0.56% on
-# the planted graph at 0.1.
-CPM_PASS_REL_TOL = 0.0
-
-# CPM runs let a vertex leave its community to be alone after local moving,
-# on every level (see leave): as a community grows under CPM, a vertex on
-# its rim can cost more (gamma times the others' size) than its edges into
-# it bring, and only an empty community takes it; on aggregated levels this
-# splits a community into its refined parts. Measured, CPM value against
-# leidenalg's CPMVertexPartition run until stable, seeds 0-2, 2000 vertices,
-# weighted planted partition at gamma 0.1: -0.80% / +0.63% / -0.62% ->
-# -0.12% / +0.80% / -0.03%.
-CPM_LEAVE = True
-
-# Local moving of levels swept in batches stops once a sweep gains at most
-# this share of the level's gain so far. Louvain's 1e-4 would sweep dense
-# levels' tails, which the next pass sweeps again anyway. Measured, mean of
-# seeds 0-2, one thread, 1e-4 -> 1e-2: random graph (300k vertices, 2.4M
-# edges) CPU time -10%, Q 0.27746 -> 0.27760; sparse planted partition
-# (300k, 600 communities) -16%, Q 0.65045 -> 0.65040; weighted planted
-# partition (100k, 40 communities) same time, Q 0.5116 -> 0.5195. At 3e-2
-# and 1e-1 Q falls on the first two.
-SWEEP_REL_TOL = 1e-2
 
 
 @njit(cache=True, parallel=True)
@@ -133,7 +100,7 @@ def _lanes(indptr, comm, nlanes):
         maxdeg = max(maxdeg, d)
     for c in range(n):
         cost[c + 1] += cost[c]
-    bounds = cl._balanced_chunks(cost, max(1, min(nlanes, n)))
+    bounds = _balanced_chunks(cost, max(1, min(nlanes, n)))
     lane_of = np.empty(n, np.int32)
     for i in range(bounds.shape[0] - 1):
         for c in range(bounds[i], bounds[i + 1]):
@@ -293,12 +260,7 @@ def _refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt
     return ref
 
 
-_refine_1 = cl._serial_twin(
-    _refine,
-    "_refine_1",
-    _intra_weights=cl._serial_twin(_intra_weights, "_intra_weights_1"),
-    _refine_lanes=cl._serial_twin(_refine_lanes, "_refine_lanes_1"),
-)
+_refine_1, _, _ = serial_builds(_refine, _intra_weights, _refine_lanes)
 
 
 @njit(cache=True)
@@ -351,31 +313,8 @@ def leave(indptr, indices, w, k, comm, order, res_over_m2):
     return _leave(indptr, indices, w, k, comm, order, np.float64(res_over_m2))
 
 
-def refinement_order(key, salt, n):
-    """The vertex order of refinement ``salt`` of a CPM run (see
-    CPM_PASS_REL_TOL): a permutation of n drawn from (key, salt), the same
-    on every engine."""
-    return np.random.default_rng([int(key), int(salt)]).permutation(n).astype(np.int32)
-
-
-def connected_parts(indptr, indices, comm):
-    """comm with every community cut into the connected parts of the
-    subgraph it induces: int32 ids below n. Rarely needed (see
-    :func:`nx_gpumatch.levels._leiden_pass`), so scipy's components do it."""
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
-
-    n = indptr.shape[0] - 1
-    tail = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
-    inside = comm[tail] == comm[indices]
-    A = sp.csr_array(
-        (np.ones(int(inside.sum()), np.int8), (tail[inside], indices[inside])), shape=(n, n)
-    )
-    return connected_components(A, directed=False)[1].astype(np.int32)
-
-
 class LeidenEngine(cl.LouvainEngine):
-    """The CPU engine of the Leiden loop (:func:`nx_gpumatch.levels.leiden`):
+    """The CPU engine of the Leiden loop (:func:`nx_gpumatch.community.levels.leiden`):
     the Louvain engine, with lead sweeps only where local moving starts from
     singletons (see :meth:`move`), plus :meth:`refine`. ``theta``, ``key``,
     ``lead_sweeps`` and ``metric`` as in :func:`leiden_levels`."""
@@ -407,9 +346,9 @@ class LeidenEngine(cl.LouvainEngine):
             order=order,
             lead_sweeps=0,
             parallel_min_arcs=parallel_min_arcs,
-            node_weights=objective.node_weights(metric, indptr.shape[0] - 1),
+            node_weights=quality.node_weights(metric, indptr.shape[0] - 1),
         )
-        self.resolution = objective.engine_resolution(metric, resolution, self.m2)
+        self.resolution = quality.engine_resolution(metric, resolution, self.m2)
         self.drawn_order = metric == "cpm"  # see CPM_PASS_REL_TOL
         self.leaves = metric == "cpm" and CPM_LEAVE
         self.key = np.uint64(int(key) & (2**64 - 1))
@@ -422,27 +361,10 @@ class LeidenEngine(cl.LouvainEngine):
         sweeps, which let clusters grow one vertex at a time, as on Louvain's
         levels; from a partition (later levels and passes) it goes straight to
         batched sweeps, whose first one is checked instead (see CHASE): a
-        lead sweep there re-walks every vertex for few moves. Measured against
-        no lead sweep, paired runs, 300k vertices: random graph time 0.93x, Q
-        0.27681 -> 0.27719; weighted planted partition 0.89x, Q 0.65063 ->
-        0.65225."""
+        lead sweep there re-walks every vertex for few moves (measured in
+        docs/benchmarks.md)."""
         self._lead = self._first_lead if init is None else 0
         return super().move(init)
-
-    def split(self, comm):
-        return connected_parts(self.indptr, self.indices, comm)
-
-    def leave(self, comm):
-        """:func:`leave` on the current level, in its vertex order."""
-        return leave(
-            self.indptr,
-            self.indices,
-            self.w,
-            self.k,
-            comm,
-            self.order,
-            self.resolution / self.m2,
-        )
 
     def refine(self, comm, salt):
         """:func:`refine` of the current level, on the threads of the last
@@ -477,15 +399,15 @@ def leiden_levels(
     coarse_threshold=1e-7,
     fine_below=100_000,
     order=None,
-    max_sweeps=cl.MAX_SWEEPS,
+    max_sweeps=MAX_SWEEPS,
     max_passes=MAX_PASSES,
     pass_tol=PASS_TOL,
     pass_rel_tol=None,
-    sequential_arcs=cl.SEQUENTIAL_ARCS,
+    sequential_arcs=SEQUENTIAL_ARCS,
     parallel_min_arcs=None,
     sweep_rel_tol=None,
     margins=True,
-    chase=cl.CHASE,
+    chase=CHASE,
     lead_sweeps=cl.LEAD_SWEEPS,
     metric="modularity",
 ):
@@ -505,14 +427,14 @@ def leiden_levels(
     the first level (see :meth:`LeidenEngine.move`). ``metric``: the
     objective, "modularity" or "cpm" (every vertex of node weight 1; the
     ``modularity`` of ``info`` is then 2 * CPM / m2, see
-    :mod:`nx_gpumatch.objective`).
+    :mod:`nx_gpumatch.community.quality`).
     """
-    rule = cl.SweepRule(
+    rule = SweepRule(
         coarse_threshold=coarse_threshold,
         fine_below=fine_below,
         sequential_arcs=sequential_arcs,
         max_sweeps=max_sweeps,
-        rel_tol=SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
+        rel_tol=LEIDEN_SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
         margins=margins,
         chase=chase,
     )
@@ -531,18 +453,3 @@ def leiden_levels(
         metric=metric,
     )
     yield from levels.leiden(engine, max_passes, pass_tol, pass_rel_tol_of(metric, pass_rel_tol))
-
-
-def pass_rel_tol_of(metric, pass_rel_tol):
-    """The relative gain that ends the passes (None: by the metric, see
-    CPM_PASS_REL_TOL)."""
-    if pass_rel_tol is not None:
-        return float(pass_rel_tol)
-    return CPM_PASS_REL_TOL if objective.check_metric(metric) == "cpm" else PASS_REL_TOL
-
-
-def checked_theta(theta):
-    theta = float(theta)
-    if not theta > 0.0:
-        raise ValueError(f"theta must be positive, got {theta!r}")
-    return theta

@@ -12,7 +12,7 @@ in the vertex order as the CPU engine walks all vertices (refinement never
 looks outside a community, so this is the CPU engine's result). The random choice
 hashes (key, vertex, refinement count), as on the CPU: results are the seed's,
 whatever the launch geometry. The loop over passes and levels is shared
-with the CPU engine (:func:`nx_gpumatch.levels.leiden`): :class:`LeidenEngine`
+with the CPU engine (:func:`nx_gpumatch.community.levels.leiden`): :class:`LeidenEngine`
 runs its levels here.
 
 Every community of the result induces a connected subgraph: a pass ends once
@@ -36,17 +36,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from nx_gpumatch import levels, objective
-from nx_gpumatch.cpu import leiden as cpu_leiden
-from nx_gpumatch.cpu import louvain as cl
+from nx_gpumatch.community import levels, quality
+from nx_gpumatch.community import schedule as sch
 from nx_gpumatch.gpu import louvain as gl
-from nx_gpumatch.gpu._launch import bincount, get_module, to_host
+from nx_gpumatch.gpu._launch import bincount, get_module
 
 __all__ = ["leiden_levels", "LeidenEngine", "refine", "refine_classes"]
 
 BLOCK = gl.BLOCK
 DEFINES = {"BLOCK": BLOCK}
-MAX_PASSES = cpu_leiden.MAX_PASSES
 # Communities refined by a warp rather than a thread: more members than
 # this, or a member with more arcs than WIDE_DEGREE (its row is shared by the
 # lanes, and a thread's walk over a giant community would hold up the launch).
@@ -113,7 +111,7 @@ def refine(xp, kernels, g, comm, prio, res_over_m2, theta, key, salt):
 
 
 class LeidenEngine(gl.LouvainEngine):
-    """The GPU engine of the Leiden loop (:func:`nx_gpumatch.levels.leiden`):
+    """The GPU engine of the Leiden loop (:func:`nx_gpumatch.community.levels.leiden`):
     the GPU Louvain engine, which keeps every level on the device, plus
     :meth:`refine`. ``theta`` and ``key`` as in
     :func:`nx_gpumatch.cpu.leiden.leiden_levels`."""
@@ -134,7 +132,7 @@ class LeidenEngine(gl.LouvainEngine):
         backend,
         metric="modularity",
     ):
-        self.theta = cpu_leiden.checked_theta(theta)
+        self.theta = sch.checked_theta(theta)
         super().__init__(
             indptr,
             indices,
@@ -145,42 +143,19 @@ class LeidenEngine(gl.LouvainEngine):
             order=order,
             table_bytes=table_bytes,
             backend=backend,
-            node_weights=objective.node_weights(metric, indptr.shape[0] - 1),
+            node_weights=quality.node_weights(metric, indptr.shape[0] - 1),
         )
-        self.resolution = objective.engine_resolution(metric, resolution, self.m2)
-        self.drawn_order = metric == "cpm"  # see cpu_leiden.CPM_PASS_REL_TOL
-        self.leaves = metric == "cpm" and cpu_leiden.CPM_LEAVE
+        self.resolution = quality.engine_resolution(metric, resolution, self.m2)
+        self.drawn_order = metric == "cpm"  # see sch.CPM_PASS_REL_TOL
+        self.leaves = metric == "cpm" and sch.CPM_LEAVE
         self.kernels = (self.mod, get_module("leiden", backend))
         self.key = int(key) & (2**64 - 1)
-
-    def split(self, comm):
-        """The CPU engine's :func:`~nx_gpumatch.cpu.leiden.connected_parts`
-        on host copies: a rare step (see :func:`nx_gpumatch.levels._leiden_pass`)."""
-        g = self.g
-        parts = cpu_leiden.connected_parts(g.indptr_host, to_host(g.indices), to_host(comm))
-        return self.xp.asarray(parts)
-
-    def leave(self, comm):
-        """The CPU engine's :func:`~nx_gpumatch.cpu.leiden.leave` on host
-        copies: a serial walk over the level's vertices in their order, so
-        the result is the CPU engine's."""
-        g = self.g
-        out, left = cpu_leiden.leave(
-            g.indptr_host,
-            to_host(g.indices),
-            to_host(g.w),
-            to_host(g.k),
-            to_host(comm),
-            self.order,
-            self.resolution / self.m2,
-        )
-        return self.xp.asarray(out), left
 
     def refine(self, comm, salt):
         prio = self.prio
         if self.drawn_order:
-            order = cpu_leiden.refinement_order(self.key, salt, self.n)
-            prio = cl.vertex_order(order, self.n)[1]
+            order = sch.refinement_order(self.key, salt, self.n)
+            prio = sch.vertex_order(order, self.n)[1]
         return refine(
             self.xp,
             self.kernels,
@@ -201,16 +176,16 @@ def leiden_levels(
     loop,
     *,
     resolution=1.0,
-    theta=cpu_leiden.THETA,
+    theta=sch.THETA,
     key=0,
     coarse_threshold=1e-7,
     fine_below=100_000,
     order=None,
-    max_sweeps=cl.MAX_SWEEPS,
-    max_passes=cpu_leiden.MAX_PASSES,
-    pass_tol=cpu_leiden.PASS_TOL,
+    max_sweeps=sch.MAX_SWEEPS,
+    max_passes=sch.MAX_PASSES,
+    pass_tol=sch.PASS_TOL,
     pass_rel_tol=None,
-    sequential_arcs=cl.SEQUENTIAL_ARCS,
+    sequential_arcs=sch.SEQUENTIAL_ARCS,
     sweep_rel_tol=None,
     table_bytes=None,
     backend="cupy",
@@ -220,12 +195,12 @@ def leiden_levels(
     """The GPU engine's version of :func:`nx_gpumatch.cpu.leiden.leiden_levels`
     (same arguments and yields; ``table_bytes`` caps the scratch memory of
     one launch, None: a share of the free device memory)."""
-    rule = cl.SweepRule(
+    rule = sch.SweepRule(
         coarse_threshold=coarse_threshold,
         fine_below=fine_below,
         sequential_arcs=sequential_arcs,
         max_sweeps=max_sweeps,
-        rel_tol=cpu_leiden.SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
+        rel_tol=sch.LEIDEN_SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
         margins=False,  # the device kernels wake every neighbour of a mover
     )
     engine = LeidenEngine(
@@ -242,5 +217,5 @@ def leiden_levels(
         backend=backend,
         metric=metric,
     )
-    rel = cpu_leiden.pass_rel_tol_of(metric, pass_rel_tol)
+    rel = sch.pass_rel_tol_of(metric, pass_rel_tol)
     yield from levels.leiden(engine, max_passes, pass_tol, rel)

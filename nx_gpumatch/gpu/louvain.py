@@ -18,7 +18,7 @@ chunk of the batch at a time, chunks sized from the free device memory
 (``table_bytes`` forces a size), so their memory stays bounded however large
 the graph. Levels with fewer than ``cpu_below_arcs`` arcs go to the CPU
 engine, which sweeps them one vertex at a time anyway. The loop over levels
-is shared with the CPU engine (:func:`nx_gpumatch.levels.louvain`):
+is shared with the CPU engine (:func:`nx_gpumatch.community.levels.louvain`):
 :class:`LouvainEngine` runs its levels here.
 
 Determinism. On weights whose sums are exact (integers) the partition and the
@@ -51,8 +51,10 @@ import math
 
 import numpy as np
 
-from nx_gpumatch import levels
-from nx_gpumatch.cpu import louvain as cl
+from nx_gpumatch.community import levels
+from nx_gpumatch.community import schedule as sch
+from nx_gpumatch.community.engine import CommunityEngine, HostLevel
+from nx_gpumatch.community.quality import singleton_modularity
 from nx_gpumatch.gpu._launch import (
     array_module,
     bincount,
@@ -231,7 +233,7 @@ class Schedule:
 
     def __init__(self, xp, indptr_host, order):
         self.xp = xp
-        bptr, verts = cl.degree_buckets(indptr_host, cl.MOVE_BUCKETS, order)
+        bptr, verts = sch.degree_buckets(indptr_host, sch.MOVE_BUCKETS, order)
         deg = np.diff(indptr_host)
         self.n = indptr_host.shape[0] - 1
         self.bptr = bptr
@@ -274,9 +276,9 @@ class Schedule:
                 starts = to_host(xp.flatnonzero(new)).tolist() + [S]
             else:
                 nbb = min(max(1, -(-A // cap)), S)
-                off = np.uint64(salt % np.uint64(cl.RUN))
+                off = np.uint64(salt % np.uint64(sch.RUN))
                 t = xp.arange(S, dtype=xp.uint64)
-                run = (t + off) // np.uint64(cl.RUN)
+                run = (t + off) // np.uint64(sch.RUN)
                 r = (_mix64(xp, run ^ salt) % np.uint64(nbb)).astype(xp.int32)
                 perm = xp.argsort(r, kind="stable")
                 sverts[lo:hi] = vb[perm]
@@ -289,12 +291,13 @@ class Schedule:
         return sverts, batches, batch
 
 
-class LouvainEngine:
-    """The GPU engine of the level loops (:mod:`nx_gpumatch.levels`): the
+class LouvainEngine(CommunityEngine):
+    """The GPU engine of the level loops (:mod:`nx_gpumatch.community.levels`): the
     input graph and the current level on the device (a :class:`_Level`; the
     vertex order stays on the host) and the kernels of kernels/louvain.cu.
-    ``rule`` is the run's :class:`nx_gpumatch.cpu.louvain.SweepRule`; levels
-    with fewer than ``cpu_below_arcs`` arcs are handed to the CPU engine.
+    ``rule`` is the run's :class:`nx_gpumatch.community.schedule.SweepRule`; levels
+    with fewer than ``cpu_below_arcs`` arcs go on in the CPU engine (see
+    :func:`nx_gpumatch.community.levels._engine_for_level`).
     ``node_weights`` as in the CPU engine (CPM's vertex sizes)."""
 
     def __init__(
@@ -324,16 +327,16 @@ class LouvainEngine:
         )
         g.k = degrees(xp, self.mod, g)
         self.m2 = float(xp.sum(g.k))
-        # CPM (see nx_gpumatch.objective): vertices weigh their node weights,
+        # CPM (see nx_gpumatch.community.quality): vertices weigh their node weights,
         # summed on aggregation, instead of their degrees
-        self._node_weighted = node_weights is not None
-        if self._node_weighted:
+        self.node_weighted = node_weights is not None
+        if self.node_weighted:
             g.k = xp.asarray(np.ascontiguousarray(node_weights, np.float64))
         self.rule = rule
         self.resolution = float(resolution)
-        self.cpu_below_arcs = cpu_below_arcs
+        self.host_below_arcs = cpu_below_arcs
         self.table_bytes = table_bytes
-        self._input = (g, *cl.vertex_order(order, g.n))
+        self._input = (g, *sch.vertex_order(order, g.n))
         self.start()
 
     def start(self):
@@ -350,28 +353,20 @@ class LouvainEngine:
     def host(self, x):
         return to_host(x)
 
-    def singleton_modularity(self):
+    def host_level(self):
         g = self.g
-        return cl.singleton_modularity(to_host(g.loop), to_host(g.k), self.m2, self.resolution)
-
-    def engine_for_level(self):
-        """This engine, or the CPU engine on a level with fewer than
-        ``cpu_below_arcs`` arcs (it sweeps those one vertex at a time anyway;
-        the launches would cost more than the work)."""
-        g = self.g
-        if g.arcs >= self.cpu_below_arcs:
-            return self
-        return cl.LouvainEngine(
+        return HostLevel(
             g.indptr_host,
             to_host(g.indices),
             to_host(g.w),
             to_host(g.loop),
-            self.rule,
-            resolution=self.resolution,
-            order=self.order,
-            m2=self.m2,
-            node_weights=to_host(g.k) if self._node_weighted else None,
+            to_host(g.k),
+            self.order,
         )
+
+    def singleton_modularity(self):
+        g = self.g
+        return singleton_modularity(to_host(g.loop), to_host(g.k), self.m2, self.resolution)
 
     def move(self, init):
         """:func:`optimise` of the current level from the partition ``init``
@@ -403,9 +398,9 @@ class LouvainEngine:
         newid, K = numbering
         k = self.g.k
         self.g = aggregate(self.xp, self.mod, self.g, comm, newid, K, self.table_bytes)
-        if self._node_weighted:
+        if self.node_weighted:
             self.g.k = group_sums(self.xp, self.mod, newid[comm], k, K)
-        self.order, self.prio = cl.carry_order(self.order, to_host(newid), K)
+        self.order, self.prio = sch.carry_order(self.order, to_host(newid), K)
 
 
 def louvain_levels(
@@ -419,12 +414,12 @@ def louvain_levels(
     coarse_threshold=1e-7,
     fine_below=100_000,
     order=None,
-    batch_fraction=cl.BATCH_FRACTION,
-    max_batches=cl.MAX_BATCHES,
-    sequential_arcs=cl.SEQUENTIAL_ARCS,
-    cpu_below_arcs=cl.SEQUENTIAL_ARCS,
-    max_sweeps=cl.MAX_SWEEPS,
-    rel_tol=cl.SWEEP_REL_TOL,
+    batch_fraction=sch.BATCH_FRACTION,
+    max_batches=sch.MAX_BATCHES,
+    sequential_arcs=sch.SEQUENTIAL_ARCS,
+    cpu_below_arcs=sch.SEQUENTIAL_ARCS,
+    max_sweeps=sch.MAX_SWEEPS,
+    rel_tol=sch.SWEEP_REL_TOL,
     confirm=False,
     table_bytes=None,
     backend="cupy",
@@ -435,7 +430,7 @@ def louvain_levels(
     ``table_bytes`` caps the memory of one chunk of the move phase's global
     hash tables and of the aggregation (None: a share of the free device
     memory)."""
-    rule = cl.SweepRule(
+    rule = sch.SweepRule(
         threshold=threshold,
         coarse_threshold=coarse_threshold,
         fine_below=fine_below,

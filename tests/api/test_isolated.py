@@ -120,7 +120,7 @@ def test_cpm_leiden_ignores_isolated_vertices(padded):
     """CPM runs as CPM on the vertices with edges (the objective is kept across
     the compaction), and its reported value counts each isolated singleton's
     -gamma / 2, as networkx's constant_potts_model does."""
-    from nx_gpumatch.objective import cpm
+    from nx_gpumatch.community.quality import cpm
 
     g, big, n, pos, iso = padded
     kw = dict(seed=3, device="cpu", progress=False, metric="cpm", resolution=0.3)

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 import nx_gpumatch as gm
 from nx_gpumatch import Graph, generators, gpu
 from nx_gpumatch.algorithms import leiden as front
+from nx_gpumatch.community import levels, schedule
 from nx_gpumatch.cpu import leiden as cd
 from nx_gpumatch.cpu import louvain as cl
 from tests.support.reference import modularity
@@ -64,12 +65,12 @@ _STARS += [(0, 8, 1), (8, 9, 1), (8, 10, 3), (8, 11, 1), (8, 12, 2), (8, 13, 2),
 def test_connected_where_refinement_merges_nothing(monkeypatch):
     cuts = []
 
-    def split(self, comm, _split=cd.LeidenEngine.split):
-        parts = _split(self, comm)
+    def split(engine, comm, _split=levels._split):
+        parts = _split(engine, comm)
         cuts.append(np.unique(parts).size > np.unique(comm).size)
         return parts
 
-    monkeypatch.setattr(cd.LeidenEngine, "split", split)
+    monkeypatch.setattr(levels, "_split", split)
     G = nx.Graph()
     G.add_weighted_edges_from(_STARS)
     for seed in range(40):
@@ -364,7 +365,7 @@ def test_first_batched_sweep_that_chases_is_led_one_at_a_time():
         ]
 
     blind = run(path, 0)
-    led = run(path, cl.CHASE)
+    led = run(path, schedule.CHASE)
     assert blind[0][1]["moves"] > 3 * n
     assert led[0][1]["moves"] == n // 2 and led[0][1]["vertices"] == n
     assert led[-1][1]["modularity"] >= blind[-1][1]["modularity"] - 1e-4
@@ -372,7 +373,7 @@ def test_first_batched_sweep_that_chases_is_led_one_at_a_time():
 
     g = generators.random_graph(20_000, 80_000, seed=2)
     order = np.random.default_rng(2).permutation(g.num_nodes)
-    a, b = run(g, 0, order=order), run(g, cl.CHASE, order=order)
+    a, b = run(g, 0, order=order), run(g, schedule.CHASE, order=order)
     assert [(x.tolist(), i) for x, i in a] == [(x.tolist(), i) for x, i in b]
 
 
@@ -496,6 +497,6 @@ def test_passes_stop_at_relative_gain_and_keep_the_last():
     assert qs == sorted(qs)
     assert len(short) < len(full)  # stopped early: the last pass gained little
     last, before = short[-1][1], short[-2][1]
-    assert last["modularity"] - before["modularity"] <= cd.PASS_REL_TOL * last["modularity"]
+    assert last["modularity"] - before["modularity"] <= schedule.PASS_REL_TOL * last["modularity"]
     for q0, q1 in zip(qs[:-2], qs[1:-1]):  # every pass but the last gained enough
-        assert q1 - q0 > cd.PASS_REL_TOL * q1
+        assert q1 - q0 > schedule.PASS_REL_TOL * q1

@@ -28,7 +28,7 @@ def _cpm(g, labels, gamma):
 
 
 def _connected(g, labels):
-    from nx_gpumatch.cpu.leiden import connected_parts
+    from nx_gpumatch.community.levels import connected_parts
 
     labels = np.asarray(labels, np.int32)
     parts = connected_parts(g.indptr, g.indices, labels)

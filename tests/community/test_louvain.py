@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nx_gpumatch as gm
-from nx_gpumatch import Graph, generators, levels
+from nx_gpumatch import Graph, generators
 from nx_gpumatch.algorithms import louvain as front
+from nx_gpumatch.community import levels, schedule
 from nx_gpumatch.cpu import louvain as cl
 from tests.support.reference import summed_graph
 
@@ -267,7 +268,7 @@ def reference_levels(
         else:
             max_arcs = max(1, int(batch_fraction * sum(1 for r in rows if r)))
         # sweeps stop at the sweep tolerance, not at the caller's threshold
-        sweep_tol = min(threshold, cl.SWEEP_TOL)
+        sweep_tol = min(threshold, schedule.SWEEP_TOL)
         comm, q_new, moves = _ref_level(
             rows, loop, k, order, prio, m2, resolution, sweep_tol, max_arcs, max_batches, margins
         )
@@ -389,11 +390,9 @@ def test_level_loop_hands_levels_between_engines(nthreads):
     rule = cl.SweepRule(sequential_arcs=1000)
 
     class HandsOver(cl.LouvainEngine):
-        def engine_for_level(self):
-            if self.n == g.num_nodes:
-                return self
-            graph = (self.indptr, self.indices, self.w, self.loop)
-            return cl.LouvainEngine(*graph, rule, order=self.order, m2=self.m2, parallel_min_arcs=1)
+        @property
+        def host_below_arcs(self):  # levels after the first go to a new host engine
+            return 0 if self.n == g.num_nodes else self.arcs + 1
 
     def run(gen):
         return [(lab.tolist(), info) for lab, info in gen]
@@ -510,7 +509,7 @@ def test_sparse_sweeps_make_the_full_sweeps_moves(case):
         ref = _sparse_run(g, order, 0, margins)
         for t in (1, 2):
             with gm.cpu.threads(t):
-                for div in (1, cl.SPARSE_DIV):
+                for div in (1, schedule.SPARSE_DIV):
                     assert _sparse_run(g, order, div, margins) == ref, (margins, t, div)
 
 
@@ -521,7 +520,7 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
     g, order = _sparse_cases()["grid"]
     ref = _sparse_run(g, order, 0, True)
     calls = []
-    real = cl._sparse_sweep
+    real = cl.sparse._sparse_sweep
 
     def counted(*args):
         out = real(*args)
@@ -530,7 +529,7 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
 
     # optimise's Python source, so that it calls the counting stand-in
     with monkeypatch.context() as mp, gm.cpu.threads(1):
-        mp.setattr(cl, "_sparse_sweep", counted)
+        mp.setattr(cl.sweeps, "_sparse_sweep", counted)
         got = _sparse_run(g, order, 1, True, optimise=cl.optimise.py_func)
     assert len(calls) >= 5 and sum(calls) >= 500, calls
     assert got == ref
@@ -545,7 +544,7 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
     prio = np.argsort(order).astype(np.int32)
     bptr, verts = cl.degree_buckets(h.indptr, cl.MOVE_BUCKETS, order)
     arcs, nbatch = 500, 4
-    vpos, nbb, base = cl._sparse_layout(bptr, verts, h.indptr, n, arcs, nbatch)
+    vpos, nbb, base = cl.sparse._sparse_layout(bptr, verts, h.indptr, n, arcs, nbatch)
     for sweep in (1, 2, 7):
         ref = cl.sweep_schedule(bptr, verts, h.indptr, arcs, nbatch, sweep)[2]
         comm = np.arange(n, dtype=np.int32)
@@ -557,14 +556,20 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
         active = queued.copy()
         batch = np.full(n, -1, np.int32)
         pos, buf_c, buf_j, buf_w = cl.move_scratch(1, n, int(np.diff(h.indptr).max()))
-        cl._sparse_sweep(
-            cur, cur.shape[0], np.empty(n, np.int32), np.empty(n, np.int32),
-            np.empty(nbb.sum(), np.int32), np.empty(n, np.int32), queued, verts, vpos, bptr,
-            nbb, base, sweep, h.indptr, h.indices, h.weights, k, comm, a, size, prio, batch,
-            active, np.zeros(n, np.uint8), np.zeros(n, np.int64), np.zeros((1, n), np.int64),
-            comm.copy(), np.zeros(n), 1.0 / k.sum(), 2.0**40 / k.sum(), pos, buf_c, buf_j,
-            buf_w, np.empty(3 * n, np.int32), np.empty(2 * n), 0.0, 0.0,
+        lv = cl.Level(h.indptr, h.indices, h.weights, h.loop_weight, k, order, prio, bptr, verts)
+        st = cl.MoveState(
+            comm, a, size, batch, active, np.zeros(n, np.uint8), np.zeros(n, np.int64),
+            np.zeros((1, n), np.int64), comm.copy(), np.zeros(n),
         )  # fmt: skip
+        sp = cl.SparseState(
+            cur, np.empty(n, np.int32), np.empty(n, np.int32), np.empty(nbb.sum(), np.int32),
+            np.empty(n, np.int32), queued, vpos, nbb, base, np.empty(3 * n, np.int32),
+            np.empty(2 * n),
+        )  # fmt: skip
+        scratch = cl.Scratch(pos, buf_c, buf_j, buf_w)
+        cl.sparse._sparse_sweep(
+            sp, cur.shape[0], sweep, lv, st, scratch, 1.0 / k.sum(), 2.0**40 / k.sum(), 0.0, 0.0
+        )
         seen = np.unique(np.concatenate([cur, h.indices[np.concatenate(
             [np.arange(h.indptr[v], h.indptr[v + 1]) for v in cur])]]))  # fmt: skip
         assert np.array_equal(batch[seen], ref[seen]), sweep
@@ -582,9 +587,9 @@ def test_sparse_sweeps_run_and_undo(monkeypatch):
     logc = np.empty(3 * n, np.int32)
     loga = np.empty(2 * n, np.float64)
     before = (comm.copy(), a.copy(), size.copy())
-    moved, _, _ = cl._commit(verts, 0, n, newc, comm, a, size, k, np.zeros(n), logc, loga, 0)
+    moved, _, _ = cl.moves._commit(verts, 0, n, newc, comm, a, size, k, np.zeros(n), logc, loga, 0)
     assert moved > 0 and not np.array_equal(comm, before[0])
-    cl._undo(moved, logc, loga, comm, newc, a, size)
+    cl.moves._undo(moved, logc, loga, comm, newc, a, size)
     for x, y in zip((comm, a, size), before):
         assert np.array_equal(x, y)
 
@@ -854,40 +859,20 @@ def test_optimise_seq_equals_optimise_one_by_one(seed):
     prio[order] = np.arange(n, dtype=np.int32)
     init = np.random.default_rng(seed).integers(0, n // 3, n).astype(np.int32)
     maxdeg = int(np.diff(g.indptr).max())
+    lv = cl.Level(
+        g.indptr, g.indices, g.weights, g.loop_weight, k, order, prio,
+        *cl.degree_buckets(g.indptr, cl.MOVE_BUCKETS, order),
+    )  # fmt: skip
+    # m2, resolution, threshold, one vertex a batch, one work unit, no
+    # parallel step, 1000 sweeps, rel_tol 0, confirm, no lead, margins, no chase
+    rule = cl.SweepSettings(
+        float(k.sum()), 1.0, 1e-7, 1, 0, 1, 10**9, 1000, 0.0, True, 0, True,
+        schedule.SPARSE_DIV, 0,
+    )  # fmt: skip
     out = []
     for fn in (cl.optimise_1, cl.optimise_seq):
-        pos, buf_c, buf_j, buf_w = cl.move_scratch(1, n, maxdeg)
-        out.append(
-            fn(
-                g.indptr,
-                g.indices,
-                g.weights,
-                g.loop_weight,
-                k,
-                order,
-                prio,
-                float(k.sum()),
-                1.0,
-                1e-7,
-                cl.MOVE_BUCKETS,
-                1,
-                0,
-                pos,
-                buf_c,
-                buf_j,
-                buf_w,
-                1,
-                10**9,
-                1000,
-                init,
-                0.0,
-                True,
-                0,
-                True,
-                cl.SPARSE_DIV,
-                0,
-            )
-        )
+        scratch = cl.Scratch(*cl.move_scratch(1, n, maxdeg))
+        out.append(fn(lv, scratch, rule, init))
     (c1, q1, m1, s1), (c2, q2, m2, s2) = out
     assert c1.tolist() == c2.tolist() and (q1, m1, s1) == (q2, m2, s2)
     assert m1 > 0
@@ -986,7 +971,7 @@ def test_a_move_charges_each_neighbour_at_least_its_margin_loss(gs, resolution):
         charge = np.zeros(n, np.int64)
         batch = np.arange(n, dtype=np.int32)  # v moves alone
         pending = np.zeros(n, np.uint8)
-        cl._inner_change(
+        cl.moves._inner_change(
             v,
             newc,
             comm,
@@ -1038,7 +1023,7 @@ def test_dense_accumulator_follows_the_reference(monkeypatch):
         used.append(real(*args))
         return used[-1]
 
-    monkeypatch.setattr(cl, "dense_size", spy)
+    monkeypatch.setattr(cl.engine, "dense_size", spy)  # as the engine calls it
     kw = dict(batch_fraction=1.0, max_batches=4)
     for zero in (False, True):
         if zero:
@@ -1083,7 +1068,7 @@ def test_kept_aggregation_buffers_give_the_same_runs(monkeypatch, nthreads):
         return lv, ld
 
     kept = runs()
-    monkeypatch.setattr(cl, "KEEP_BUFFERS_ARCS", 1 << 62)
+    monkeypatch.setattr(cl.engine, "KEEP_BUFFERS_ARCS", 1 << 62)
     fresh = runs()
     assert len(kept[0]) >= 3 and kept[1][-1][1]["pass"] >= 2
     assert kept == fresh
@@ -1119,7 +1104,7 @@ def test_aggregation_paths_agree_with_each_other_and_scipy(n, m):
         count = np.empty(K, np.int64)
         loop2 = np.empty(K)
         if gathered:
-            cl._gather(
+            cl.aggregation._gather(
                 np.array([0, n // 3, n], np.int64),
                 g.indptr,
                 g.indices,
@@ -1129,9 +1114,11 @@ def test_aggregation_paths_agree_with_each_other_and_scipy(n, m):
                 tmp_c,
                 tmp_w,
             )
-            cl._merge_gathered(chunks, ptr, members, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2)
+            cl.aggregation._merge_gathered(
+                chunks, ptr, members, loop, ub_ptr, pos, tmp_c, tmp_w, count, loop2
+            )
         else:
-            cl._merge(
+            cl.aggregation._merge(
                 chunks,
                 ptr,
                 members,

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from nx_gpumatch import Graph
+from nx_gpumatch.community import levels as community_levels
 from nx_gpumatch.cpu import leiden as cle
 from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.gpu import leiden as gle
@@ -178,11 +179,12 @@ def test_star_hub_rows(big_star):
     hub = np.zeros(1, np.int32)
     pos, bc, bj, bw = cl.move_scratch(1, n, LEAVES)
     want = np.full(n, -7, np.int32)
-    cl._compute_moves_serial(
-        hub, 0, 1, g.indptr, g.indices, g.weights, k, comm, a, size, prio, batch,
-        np.ones(n, np.uint8), 1.0 / m2, pos, bc, bj, bw, want,
-        np.zeros(n, np.int64), np.zeros((1, n), np.int64), 0.0,
+    lv = cl.Level(g.indptr, g.indices, g.weights, g.loop_weight, k, prio, prio, hub, hub)
+    st = cl.MoveState(
+        comm, a, size, batch, np.ones(n, np.uint8), np.zeros(n, np.uint8),
+        np.zeros(n, np.int64), np.zeros((1, n), np.int64), want, np.zeros(n),
     )  # fmt: skip
+    cl.moves._compute_moves_seq(hub, 0, 1, lv, st, cl.Scratch(pos, bc, bj, bw), 1.0 / m2, 0.0)
     newc = np.full(n, -7, np.int32)
     active = np.ones(n, np.uint8)
     state = (
@@ -362,7 +364,7 @@ def test_leiden_run_equals_cpu_and_is_connected(sweep_rel_tol, metric, resolutio
     assert is_connected_partition(g, gpu[-1][0])
     if metric == "modularity":
         assert gpu[-1][1]["modularity"] > 0.4
-    else:  # q = 2 CPM / m2 (see nx_gpumatch.objective): CPM above all-singletons' -gamma n / 2
+    else:  # q = 2 CPM / m2 (see nx_gpumatch.community.quality): CPM above all-singletons' -gamma n / 2
         assert len(gpu) > 2  # passes after the first ran
         m2 = float(g.weights.sum() + 2 * g.loop_weight.sum())
         assert gpu[-1][1]["modularity"] * m2 / 2 > 0 > -resolution * g.num_nodes / 2
@@ -373,14 +375,16 @@ def test_leiden_cuts_disconnected_communities_as_cpu(monkeypatch):
     cut into connected parts (see levels._leiden_pass): both engines cut, and
     agree."""
     cuts = {cle.LeidenEngine: [], gle.LeidenEngine: []}
-    for cls in cuts:
+    real = community_levels._split
 
-        def split(self, comm, _split=cls.split, _cuts=cuts[cls]):
-            parts = _split(self, comm)
-            _cuts.append(np.unique(np.asarray(parts)).size > np.unique(np.asarray(comm)).size)
-            return parts
+    def split(engine, comm):
+        parts = real(engine, comm)
+        cuts[type(engine)].append(
+            np.unique(np.asarray(parts)).size > np.unique(np.asarray(comm)).size
+        )
+        return parts
 
-        monkeypatch.setattr(cls, "split", split)
+    monkeypatch.setattr(community_levels, "_split", split)
     star = [(0, v, w) for v, w in zip(range(1, 9), (1, 1, 3, 1, 2, 2, 1, 1))]
     star += [(8, v, w) for v, w in zip(range(9, 15), (1, 3, 1, 2, 2, 1))]
     e = np.array(star)

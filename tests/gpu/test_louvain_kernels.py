@@ -135,30 +135,14 @@ def check_compute_moves(seed):
         ref = np.full(g.num_nodes, -7, np.int32)
         ref_active = active.copy()
         slack = np.zeros(g.num_nodes, np.int64)
-        cl._compute_moves_serial(
-            verts,
-            0,
-            verts.shape[0],
-            g.indptr,
-            g.indices,
-            g.weights,
-            k,
-            comm,
-            a,
-            size,
-            prio,
-            batch,
-            ref_active,
-            r,
-            pos,
-            bc,
-            bj,
-            bw,
-            ref,
-            slack,
-            np.zeros((1, g.num_nodes), np.int64),
-            2.0**40 / m2,
-        )
+        n = g.num_nodes
+        lv = cl.Level(g.indptr, g.indices, g.weights, g.loop_weight, k, prio, prio, bptr, verts)
+        st = cl.MoveState(
+            comm, a, size, batch, ref_active, np.zeros(n, np.uint8), slack,
+            np.zeros((1, n), np.int64), ref, np.zeros(n),
+        )  # fmt: skip
+        scratch = cl.Scratch(pos, bc, bj, bw)
+        cl.moves._compute_moves_seq(verts, 0, verts.shape[0], lv, st, scratch, r, 2.0**40 / m2)
         # both accumulators are left clean
         assert not bw[0, bc.shape[1] :].any() and (pos == -1).all()
         refs.append((ref, ref_active, slack))

@@ -1,41 +1,20 @@
-"""The level loops of Louvain and Leiden, written once for both engines.
+"""The level loops of Louvain and Leiden, written once for every engine.
 
 A level is local moving, then aggregation of the level's graph on its
 communities (Leiden: on their refinement). The loops here decide what happens
-between levels; an engine object runs the levels:
-:class:`nx_gpumatch.cpu.louvain.LouvainEngine` (Numba) or
+between levels; an engine object (see :class:`nx_gpumatch.community.engine.CommunityEngine`)
+runs the levels: :class:`nx_gpumatch.cpu.louvain.LouvainEngine` (Numba) or
 :class:`nx_gpumatch.gpu.louvain.LouvainEngine` (CuPy, or its CPU emulation),
 and for Leiden their subclasses in ``cpu/leiden.py`` and ``gpu/leiden.py``.
 The engines then differ only in their kernels.
 
-An engine holds the input graph and a current level (its graph and vertex
-order) and has:
-
-* ``xp``: its array module, in which labels are kept between levels;
-* ``n``, ``arcs``: vertices and arcs of the current level; ``m2``: the input
-  graph's total degree;
-* ``start()``: make the input graph the current level again;
-* ``singleton_modularity()``: modularity of the current level's vertices
-  each alone;
-* ``move(init)``: local moving of the current level from the partition
-  ``init`` (None: singletons); returns (comm, modularity, moves, sweeps);
-* ``renumber(comm)``: consecutive ids of the non-empty communities, a tuple
-  beginning (newid, K) that ``aggregate`` takes back;
-* ``aggregate(comm, numbering)``: the graph of comm's communities becomes the
-  current level, in the vertex order carried over from this one;
-* ``host(x)``: x as a numpy array;
-* ``engine_for_level()`` (Louvain): the engine that runs the current level,
-  itself or one it hands the level to (the GPU engine hands small levels to
-  the CPU engine);
-* ``refine(comm, salt)`` (Leiden): the refined partition of comm, drawn with
-  the refinement count ``salt``;
-* ``split(comm)`` (Leiden): comm with every community cut into the connected
-  parts of the subgraph it induces (ids below ``n``);
-* ``leaves`` (Leiden): whether local moving is followed by ``leave(comm)``,
-  which returns (comm with every vertex that gains by being alone moved out,
-  the number of those).
-
-This module imports no engine: engines import it.
+Two steps run on the host whatever the engine, on the host copy of the level
+an engine hands over (:meth:`~nx_gpumatch.community.engine.CommunityEngine.host_level`):
+a level smaller than the engine's ``host_below_arcs`` goes on in the host
+engine (the CPU engine, which sweeps such levels one vertex at a time
+anyway), and CPM's serial leave walk (:func:`_settle`). This module imports
+that host engine at run time only, in those two steps; engines never import
+one another.
 """
 
 import numpy as np
@@ -57,7 +36,7 @@ def _info(vertices, edges, q, moves, sweeps):
 
 def louvain(engine, threshold, q=None, level=0):
     """The levels of the Louvain method on ``engine`` (networkx's semantics);
-    yields what :func:`nx_gpumatch.cpu.louvain.louvain_levels` yields.
+    yields what the engines' ``louvain_levels`` yield.
 
     The first level is always yielded, later ones only if they moved
     something; the method stops once a level gains at most ``threshold``.
@@ -71,7 +50,7 @@ def louvain(engine, threshold, q=None, level=0):
         q = engine.singleton_modularity()
     labels = engine.xp.arange(engine.n, dtype=np.int32)  # input vertex -> vertex of this level
     while True:
-        runner = engine.engine_for_level()
+        runner = _engine_for_level(engine)
         if runner is not engine:
             labels = runner.xp.asarray(engine.host(labels))
             engine = runner
@@ -90,7 +69,7 @@ def louvain(engine, threshold, q=None, level=0):
 
 def leiden(engine, max_passes, pass_tol, pass_rel_tol):
     """The levels of the Leiden method on ``engine``; yields what
-    :func:`nx_gpumatch.cpu.leiden.leiden_levels` yields.
+    the engines' ``leiden_levels`` yield.
 
     Each pass runs the method from the partition the pass before ended with
     (the first from singletons: ``move(None)``). The first pass yields its
@@ -140,10 +119,10 @@ def leiden(engine, max_passes, pass_tol, pass_rel_tol):
 
 def _settle(engine, comm, q, moves, sweeps):
     """Local moving's result with every vertex that gains by being alone
-    moved out (``engine.leave``), local moving again from there, until no
+    moved out (:func:`_leave`), local moving again from there, until no
     vertex leaves: each round raises the objective, so this ends."""
     for _ in range(MAX_LEVELS):
-        alone, left = engine.leave(comm)
+        alone, left = _leave(engine, comm)
         if not left:
             break
         comm, q, more, extra = engine.move(alone)
@@ -202,7 +181,7 @@ def _leiden_pass(engine, init, salt, first):
             # never lowers modularity, and move on this level from there.
             # Otherwise aggregate on P itself (Louvain's step): its communities
             # are connected, so the new vertices are too.
-            pieces = engine.split(comm)
+            pieces = _split(engine, comm)
             if int(engine.renumber(pieces)[1]) > kp:
                 init = pieces
                 cut = True
@@ -214,3 +193,68 @@ def _leiden_pass(engine, init, salt, first):
         engine.aggregate(ref, subs)
         init = nxt
     return last, q_last, salt
+
+
+def _engine_for_level(engine):
+    """The engine that runs the current level: ``engine``, or the host engine
+    on the level ``engine`` hands over when it has fewer than
+    ``engine.host_below_arcs`` arcs (launches would cost more than the work)."""
+    if engine.arcs >= engine.host_below_arcs:
+        return engine
+    from nx_gpumatch.cpu.louvain import LouvainEngine  # the host engine, at run time
+
+    lv = engine.host_level()
+    return LouvainEngine(
+        lv.indptr,
+        lv.indices,
+        lv.w,
+        lv.loop,
+        engine.rule,
+        resolution=engine.resolution,
+        order=lv.order,
+        m2=engine.m2,
+        node_weights=lv.k if engine.node_weighted else None,
+    )
+
+
+def _leave(engine, comm):
+    """(comm with every vertex that gains by being alone moved out, the number
+    of those): the host engine's serial walk (``cpu.leiden.leave``) over the
+    level's vertices in their order, on the host copy of the level, so every
+    engine gets the same result."""
+    from nx_gpumatch.cpu import leiden  # the host engine, at run time
+
+    lv = engine.host_level()
+    out, left = leiden.leave(
+        lv.indptr,
+        lv.indices,
+        lv.w,
+        lv.k,
+        engine.host(comm),
+        lv.order,
+        engine.resolution / engine.m2,
+    )
+    return engine.xp.asarray(out), left
+
+
+def _split(engine, comm):
+    """comm with every community cut into the connected parts of the subgraph
+    it induces (:func:`connected_parts` on the host copy of the level)."""
+    lv = engine.host_level()
+    return engine.xp.asarray(connected_parts(lv.indptr, lv.indices, engine.host(comm)))
+
+
+def connected_parts(indptr, indices, comm):
+    """comm with every community cut into the connected parts of the
+    subgraph it induces: int32 ids below n. Rarely needed (see
+    :func:`_leiden_pass`), so scipy's components do it."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    n = indptr.shape[0] - 1
+    tail = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
+    inside = comm[tail] == comm[indices]
+    A = sp.csr_array(
+        (np.ones(int(inside.sum()), np.int8), (tail[inside], indices[inside])), shape=(n, n)
+    )
+    return connected_components(A, directed=False)[1].astype(np.int32)

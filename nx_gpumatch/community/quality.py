@@ -1,4 +1,4 @@
-"""The objectives the Leiden engines optimise: modularity and the Constant
+"""The objectives the community engines optimise: modularity and the Constant
 Potts Model (CPM), written once for the CPU and GPU engines.
 
 Both engines' move, margin and refinement kernels compute one gain, in
@@ -78,3 +78,38 @@ def cpm(indptr, indices, w, loop, labels, resolution):
     inner = float(w[labels[tail] == labels[indices]].sum()) / 2.0 + float(loop.sum())
     sizes = np.bincount(labels, minlength=1).astype(np.float64)
     return inner - float(resolution) * float((sizes * sizes).sum()) / 2.0
+
+
+def singleton_modularity(loop, k, m2, resolution):
+    """networkx's modularity of the partition into single vertices: only
+    self-loops are inner (each counted twice, as in the degrees). Both sums
+    run left to right (``add.accumulate``), as the engines' kernels sum."""
+    inner = _running_sum(2.0 * np.asarray(loop, np.float64))
+    k = np.asarray(k, np.float64)
+    return inner / m2 - resolution * _running_sum(k * k) / (m2 * m2)
+
+
+def _running_sum(x):
+    """The sum of x taken element by element from the front (numpy's ``sum``
+    adds pairwise, which can differ in the last bits)."""
+    return float(np.add.accumulate(x)[-1]) if x.shape[0] else 0.0
+
+
+def modularity(graph, labels, resolution=1.0):
+    """networkx's modularity of integer ``labels`` on an
+    :class:`nx_gpumatch.Graph` (self-loops included), from its edge arrays:
+    a check on any engine's result."""
+    labels = np.asarray(labels, np.int64)
+    w = graph.edge_weight.astype(np.float64)
+    loops = graph.loop_weight.astype(np.float64)
+    m = float(w.sum() + loops.sum())
+    if m == 0:
+        return 0.0
+    inner = float(w[labels[graph.edge_src] == labels[graph.edge_dst]].sum() + loops.sum())
+    deg = (
+        np.bincount(graph.edge_src, w, graph.num_nodes)
+        + np.bincount(graph.edge_dst, w, graph.num_nodes)
+        + 2 * loops
+    )
+    vol = np.bincount(labels, deg)
+    return inner / m - float(resolution) * float((vol * vol).sum()) / (4 * m * m)

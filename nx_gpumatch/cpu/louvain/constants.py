@@ -1,0 +1,25 @@
+"""The CPU engine's own tuning constants (the shared ones are in
+:mod:`nx_gpumatch.community.schedule`)."""
+
+# Rows this long sum per community in a dense array (no "seen before?" branch).
+DENSE_MIN_DEGREE = 64
+DENSE_MAX_VERTICES = 1 << 16  # 512 KiB of float64: the array stays in cache
+
+# Batched levels begin with sweeps one vertex at a time, so clusters can grow.
+LEAD_SWEEPS = 1
+
+# Smaller commit batches run on one thread (more on a machine slow to wake
+# its threads, at SECONDS_PER_ARC); results are the same either way.
+PARALLEL_MIN_ARCS = 20_000
+SECONDS_PER_ARC = 2e-9
+
+# Sparse levels (mean degree up to this) gather rows by community before merging.
+GATHER_MAX_DEGREE = 32
+
+# Graphs with this many arcs aggregate into buffers kept for the run (fresh
+# pages on every level cost page faults).
+KEEP_BUFFERS_ARCS = 0
+
+# Vertices (or communities) per unit of parallel work: a unit asks for its
+# thread's scratch rows once.
+_CHUNKS_PER_THREAD = 8
