@@ -26,9 +26,6 @@ ENGINES = ("nx_gpumatch.cpu", "nx_gpumatch.gpu", "nx_gpumatch.distributed")
 # settings module still resolves the device by asking the GPU engine.
 # Each entry must still occur (a stale one fails the test); empty it as they go.
 _PENDING = {
-    ("nx_gpumatch.gpu.louvain", "nx_gpumatch.cpu.louvain"),
-    ("nx_gpumatch.gpu.leiden", "nx_gpumatch.cpu.leiden"),
-    ("nx_gpumatch.gpu.leiden", "nx_gpumatch.cpu.louvain"),
     ("nx_gpumatch.config", "nx_gpumatch.gpu"),
 }
 
