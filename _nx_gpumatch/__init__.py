@@ -28,25 +28,25 @@ FUNCTIONS = {
         },
     },
     "louvain_communities": {
-        "module": "louvain",
+        "module": "community.louvain",
         "additional_docs": "Parallel degree-bucketed Louvain (CPU, or CUDA kernels on a GPU); the partition does not depend on the thread count. Levels sweep to a local optimum (config louvain_coarse_threshold may stop large ones earlier). A MultiGraph clusters with its parallel edges summed, as networkx does.",
         "additional_parameters": {
             "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."
         },
     },
     "louvain_partitions": {
-        "module": "louvain",
+        "module": "community.louvain",
         "additional_docs": "Partitions level by level, as louvain_communities computes them.",
     },
     "leiden_communities": {
-        "module": "leiden",
+        "module": "community.leiden",
         "additional_docs": "Leiden (Traag, Waltman, van Eck 2019) on the parallel Louvain engine (CPU, or CUDA kernels on a GPU), for metric='cpm' (networkx 3.7's default: constant_potts_model with resolution as gamma, every node of weight 1) and metric='modularity' (the only one before networkx 3.7); theta is networkx's (gains in edge-weight units; staying alone is one of the refinement's choices). Every community of a finished run is connected; on the CPU the partition does not depend on the thread count. A MultiGraph clusters with its parallel edges summed, as networkx does. Directed graphs, negative weights and other metrics go to networkx's own Leiden (3.7+).",
         "additional_parameters": {
             "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."
         },
     },
     "leiden_partitions": {
-        "module": "leiden",
+        "module": "community.leiden",
         "additional_docs": "Partitions level by level, as leiden_communities computes them (both metrics).",
         "additional_parameters": {
             "device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."
@@ -60,15 +60,15 @@ FUNCTIONS = {
         },
     },
     "hopcroft_karp_matching": {
-        "module": "bipartite",
+        "module": "bipartite.matching",
         "additional_docs": "Also serves bipartite.maximum_matching. Karp-Sipser start, then Hopcroft-Karp with a parallel level-synchronous BFS (Numba); every answer is proved by a Konig vertex cover of the same size. Directed graphs and multigraphs fall back to networkx.",
     },
     "eppstein_matching": {
-        "module": "bipartite",
+        "module": "bipartite.matching",
         "additional_docs": "Same engine as hopcroft_karp_matching (any maximum matching is a valid answer).",
     },
     "to_vertex_cover": {
-        "module": "bipartite",
+        "module": "bipartite.matching",
         "additional_docs": "Konig's cover from one parallel alternating BFS; raises NetworkXError if the matching is not maximum.",
     },
 }

@@ -12,7 +12,7 @@ from nx_gpumatch import Graph
 from nx_gpumatch import generators as gen
 from nx_gpumatch.algorithms import stable_marriage as sm
 from nx_gpumatch.algorithms.b_matching import b_matching_edges
-from nx_gpumatch.algorithms.bipartite import Biadjacency, solve
+from nx_gpumatch.algorithms.bipartite.matching import Biadjacency, solve
 from nx_gpumatch.algorithms.matching import mate_array
 from nx_gpumatch.cpu import leiden as cle
 from nx_gpumatch.cpu import louvain as cl

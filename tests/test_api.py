@@ -63,7 +63,7 @@ def _nx_parameters(name):
     if name not in _registered_algorithms:
         pytest.skip(f"this networkx ({nx.__version__}) does not declare {name}")
     if name in NEWER_THAN_3_4:
-        from nx_gpumatch.algorithms.leiden import networkx_implements_leiden
+        from nx_gpumatch.algorithms.community.leiden import networkx_implements_leiden
 
         if networkx_implements_leiden():
             pytest.skip(f"networkx {nx.__version__} runs {name} itself (the backend defers)")
@@ -265,7 +265,7 @@ def test_package_graph_through_networkx():
 
 
 def _nx_has_own_leiden():
-    from nx_gpumatch.algorithms.leiden import networkx_implements_leiden
+    from nx_gpumatch.algorithms.community.leiden import networkx_implements_leiden
 
     return networkx_implements_leiden()
 

@@ -11,8 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 import nx_gpumatch as ng
-from nx_gpumatch.algorithms import leiden, louvain
 from nx_gpumatch.algorithms import stable_marriage as sm
+from nx_gpumatch.algorithms.community import leiden, louvain
 
 
 def _base(k, seed):

@@ -14,7 +14,7 @@ from reference import summed_graph
 
 import nx_gpumatch as gm
 from nx_gpumatch import Graph, generators, levels
-from nx_gpumatch.algorithms import louvain as front
+from nx_gpumatch.algorithms.community import louvain as front
 from nx_gpumatch.cpu import louvain as cl
 
 # ------------------------------------------------------------------ reference

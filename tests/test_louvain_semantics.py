@@ -11,7 +11,7 @@ from reference import summed_graph
 
 import nx_gpumatch as gm
 from nx_gpumatch import Graph, generators
-from nx_gpumatch.algorithms import louvain as front
+from nx_gpumatch.algorithms.community import louvain as front
 from nx_gpumatch.interface import BackendInterface
 
 

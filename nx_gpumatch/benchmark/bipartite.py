@@ -68,7 +68,7 @@ def main(argv):
 
     import nx_gpumatch as gm
     from nx_gpumatch import cpu
-    from nx_gpumatch.algorithms.bipartite import Biadjacency, solve
+    from nx_gpumatch.algorithms.bipartite.matching import Biadjacency, solve
     from nx_gpumatch.generators_bipartite import GENERATORS, bipartite_graph
 
     r = args.repeat

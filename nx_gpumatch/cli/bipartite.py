@@ -9,7 +9,7 @@ import time
 
 def add_command(subparsers):
     """Add the "bipartite" subcommand to an argparse subparsers object."""
-    from nx_gpumatch.algorithms.bipartite import ALGORITHMS, INITS, LAYOUTS
+    from nx_gpumatch.algorithms.bipartite.matching import ALGORITHMS, INITS, LAYOUTS
     from nx_gpumatch.cli._common import (
         INPUT_HELP,
         Given,

@@ -97,7 +97,7 @@ def run_louvain(args):
     import networkx as nx
     from tqdm import tqdm
 
-    from nx_gpumatch.algorithms import louvain as lv
+    from nx_gpumatch.algorithms.community import louvain as lv
     from nx_gpumatch.cli._common import id_base, id_note, load_graph, write_output
     from nx_gpumatch.config import get_config, resolve_device
 
@@ -140,7 +140,7 @@ def run_louvain(args):
             progress=False if args.no_progress else None,
         )
         if args.leiden:
-            from nx_gpumatch.algorithms import leiden
+            from nx_gpumatch.algorithms.community import leiden
 
             extra = {} if args.theta is None else {"theta": args.theta}
             gen = leiden.levels(g, passes=args.passes, metric=metric, **extra, **common)
@@ -238,7 +238,7 @@ def _check_cpm(nx, G, g, labels, weight, resolution):
     """networkx's Louvain optimises modularity, so a CPM run is not compared
     with it; networkx's ``constant_potts_model`` (3.7 on) checks the value
     reported instead."""
-    from nx_gpumatch.algorithms import louvain as lv
+    from nx_gpumatch.algorithms.community import louvain as lv
 
     why = "no Louvain comparison: networkx's optimises modularity"
     cpm = getattr(nx.community, "constant_potts_model", None)

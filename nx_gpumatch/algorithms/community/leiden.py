@@ -27,10 +27,10 @@ import math
 import numpy as np
 
 from nx_gpumatch import objective
-from nx_gpumatch.algorithms import louvain as lv
 from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import to_graph
-from nx_gpumatch.algorithms.louvain import PARALLEL_EDGES
+from nx_gpumatch.algorithms.community import louvain as lv
+from nx_gpumatch.algorithms.community.louvain import PARALLEL_EDGES
 from nx_gpumatch.config import check_bool, get_config, resolve_device
 
 __all__ = ["leiden_communities", "leiden_partitions"]
@@ -81,7 +81,7 @@ def levels(
     metric="modularity",
 ):
     """Generator of ``(labels, info)`` per level for a :class:`~nx_gpumatch.Graph`,
-    as :func:`nx_gpumatch.algorithms.louvain.levels` (``info`` also has
+    as :func:`nx_gpumatch.algorithms.community.louvain.levels` (``info`` also has
     ``refined``: the number of refined sub-communities of the level,
     ``pass``, ``metric`` and ``quality``: the value of the metric; a CPM run
     has no ``modularity``). ``passes``: at most this many passes (None:
