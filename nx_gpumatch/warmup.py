@@ -176,7 +176,7 @@ def warmup(families=None, *, progress=True):
 
     import numba
 
-    from nx_gpumatch.config import check_bool
+    from nx_gpumatch._validation import check_bool
 
     progress = check_bool(progress, "progress")
     from tqdm import tqdm

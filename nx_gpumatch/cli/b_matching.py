@@ -47,9 +47,9 @@ def run_b_matching(args):
     import numpy as np
     from tqdm import tqdm
 
+    from nx_gpumatch.algorithms._engines import resolve_device
     from nx_gpumatch.algorithms.b_matching import b_matching_edges, b_matching_result, is_b_matching
     from nx_gpumatch.cli._common import CliError, given, id_base, id_note, load_graph
-    from nx_gpumatch.config import resolve_device
 
     if args.input and given(args, "seed"):
         raise CliError("--seed acts on generated graphs only (b-matching is deterministic)")

@@ -97,9 +97,11 @@ def run_louvain(args):
     import networkx as nx
     from tqdm import tqdm
 
+    from nx_gpumatch.algorithms._engines import resolve_device
     from nx_gpumatch.algorithms.community import louvain as lv
+    from nx_gpumatch.algorithms.community.common import communities
     from nx_gpumatch.cli._common import id_base, id_note, load_graph, write_output
-    from nx_gpumatch.config import get_config, resolve_device
+    from nx_gpumatch.config import get_config
 
     if args.max_level is not None and args.max_level <= 0:
         print("error: --max-level must be a positive integer", file=sys.stderr)
@@ -211,7 +213,7 @@ def run_louvain(args):
         )
         t_nx = time.perf_counter() - t0
         q_nx = nx.community.modularity(G, ref, weight=weight, resolution=args.resolution)
-        ours = lv._communities(g, labels)
+        ours = communities(g, labels)
         q_ours = nx.community.modularity(G, ours, weight=weight, resolution=args.resolution)
         print(
             f"networkx     {len(ref):,} communities, modularity {q_nx:.6f} in {t_nx:.3f} s; ours by networkx: {q_ours:.6f} "
@@ -238,14 +240,12 @@ def _check_cpm(nx, G, g, labels, weight, resolution):
     """networkx's Louvain optimises modularity, so a CPM run is not compared
     with it; networkx's ``constant_potts_model`` (3.7 on) checks the value
     reported instead."""
-    from nx_gpumatch.algorithms.community import louvain as lv
+    from nx_gpumatch.algorithms.community.common import communities
 
     why = "no Louvain comparison: networkx's optimises modularity"
     cpm = getattr(nx.community, "constant_potts_model", None)
     if cpm is None:
         print(f"networkx     {why}, and networkx {nx.__version__} has no constant_potts_model")
         return
-    ours = cpm(
-        G, lv._communities(g, labels), weight=weight, node_weight=None, resolution=resolution
-    )
+    ours = cpm(G, communities(g, labels), weight=weight, node_weight=None, resolution=resolution)
     print(f"networkx     ours by networkx's constant_potts_model: {ours:.6f} ({why})")

@@ -94,7 +94,7 @@ def run_match(args):
     from tqdm import tqdm
 
     import nx_gpumatch as gm
-    from nx_gpumatch.config import resolve_device
+    from nx_gpumatch.algorithms._engines import resolve_device
 
     if args.input and given(args, "seed") and args.algorithm != "red_blue":
         raise CliError("--seed acts on generated graphs and on -a red_blue only")

@@ -77,7 +77,7 @@ def max_weight_matching(
 
 
 def _no_strategy(strategy, threads):
-    from nx_gpumatch.config import check_threads
+    from nx_gpumatch._validation import check_threads
 
     check_threads(threads)  # here, so that a bad value on one rank fails on all
     if strategy:
