@@ -172,7 +172,7 @@ def number(x, what):
 
 
 class EdgeScan:
-    """One walk over the edges of a networkx graph: node list and index,
+    """One walk over the edges of a networkx graph: node list,
     ``src``/``dst`` ids, float64 weights (None for ``weight=None``), and what
     the walk found about the weights:
 
@@ -185,7 +185,7 @@ class EdgeScan:
     * ``negative``: the first edge (u, v, w) of negative weight, or None.
     """
 
-    __slots__ = ("nodes", "index", "src", "dst", "w", "error", "dispatch", "negative")
+    __slots__ = ("nodes", "src", "dst", "w", "error", "dispatch", "negative")
 
     def verdict(self):
         """(kind, text) of ``dispatch`` or None, the part a cache keeps."""
@@ -196,7 +196,7 @@ def scan_edges(G, weight="weight", default=1):
     """Walk G's edges once (see :class:`EdgeScan`)."""
     scan = EdgeScan()
     scan.nodes = nodes = list(G)
-    scan.index = index = {v: i for i, v in enumerate(nodes)}
+    index = {v: i for i, v in enumerate(nodes)}
     m = G.number_of_edges()
     src = np.empty(m, np.int64)
     dst = np.empty(m, np.int64)
@@ -333,11 +333,14 @@ def edge_summary(G, weight, default=1):
 
 def pending_scan(G, weight, default):
     """The walk :func:`edge_summary` made of G for this call, or None; it is
-    handed over once."""
+    handed over once, and only while G still has the nodes and edges walked."""
     pending, _PENDING[0] = _PENDING[0], None
-    if pending is not None and pending[0] is G and pending[1:3] == (weight, default):
-        return pending[3]
-    return None
+    if pending is None or pending[0] is not G or pending[1:3] != (weight, default):
+        return None
+    scan = pending[3]
+    if len(scan.nodes) != len(G) or scan.src.shape[0] != G.number_of_edges():
+        return None
+    return scan
 
 
 def forget_pending():

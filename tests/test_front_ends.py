@@ -12,7 +12,7 @@ import pytest
 
 import nx_gpumatch as gm
 from nx_gpumatch import _validation
-from nx_gpumatch.algorithms.community import louvain
+from nx_gpumatch.algorithms.community import common, louvain
 
 
 class _CountingGraph(nx.Graph):
@@ -76,7 +76,7 @@ def test_a_refused_call_walks_once_and_says_why():
 
 def test_dispatched_louvain_checks_its_parameters_once(monkeypatch):
     calls = []
-    check = louvain.check_params
+    check = common.check_params
     monkeypatch.setattr(louvain, "check_params", lambda *a: calls.append(a) or check(*a))
     G = nx.karate_club_graph()
     nx.community.louvain_communities(G, seed=1, backend="gpumatch")
@@ -133,3 +133,12 @@ def test_scan_reports_the_first_problem_in_edge_order():
     assert scan.negative is None
     G.edges[2, 3]["weight"] = -3
     assert _validation.scan_edges(G).negative == (2, 3, -3)
+
+
+def test_a_walk_is_handed_only_to_the_graph_it_walked():
+    G = nx.Graph([(0, 1, {"weight": 2.0})])
+    _validation.edge_summary(G, "weight")
+    G.add_edge(1, 2)  # after the check, before a conversion: walk again
+    assert _validation.pending_scan(G, "weight", 1) is None
+    _validation.edge_summary(nx.Graph(G), "weight")
+    assert _validation.pending_scan(G, "weight", 1) is None  # another graph's walk

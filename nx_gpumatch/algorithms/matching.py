@@ -7,7 +7,13 @@ import warnings
 
 import numpy as np
 
-from nx_gpumatch._validation import check_bool, check_choice, check_threads, seed_key
+from nx_gpumatch._validation import (
+    check_bool,
+    check_choice,
+    check_device,
+    check_threads,
+    seed_key,
+)
 from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import (
     convert,
@@ -16,7 +22,7 @@ from nx_gpumatch.algorithms._convert import (
     matching_result,
     mate_from_result,
 )
-from nx_gpumatch.algorithms._engines import engine_for, resolve_device
+from nx_gpumatch.algorithms._engines import engine_for
 from nx_gpumatch.algorithms._registry import networkx_algorithm
 from nx_gpumatch.config import get_config
 
@@ -87,8 +93,7 @@ def check_options(
                 "the exact (blossom) algorithm has no GPU engine; use device='cpu' or 'auto', "
                 "or an approximate algorithm ('suitor', 'local_max', 'greedy', 'red_blue')"
             )
-        if wanted not in ("auto", "cpu"):
-            resolve_device(wanted, 0)  # raises the one error for a bad device name
+        check_device(wanted)
     return algorithm, select
 
 

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from nx_gpumatch._validation import seed_key
+from nx_gpumatch._validation import check_finite, check_max_level, seed_key
 from nx_gpumatch.algorithms._convert import label_array
 
 # A MultiGraph clusters as the Graph with each pair's parallel edges summed
@@ -21,6 +21,7 @@ PARALLEL_EDGES = "sum"
 
 __all__ = [
     "PARALLEL_EDGES",
+    "check_params",
     "communities",
     "final_labels",
     "partitions",
@@ -37,6 +38,13 @@ __all__ = [
 # they are: community degrees get squared, so totals far outside this range
 # would overflow or underflow (see weighted_arrays).
 TOTAL_RANGE = (2.0**-400, 2.0**400)
+
+
+def check_params(resolution, threshold, max_level=None):
+    """The checks of Louvain's (and Leiden's) numeric parameters."""
+    check_finite(resolution, "resolution")
+    check_finite(threshold, "threshold")
+    check_max_level(max_level)
 
 
 def _total_weight(w, loop):

@@ -32,6 +32,7 @@ from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import to_graph
 from nx_gpumatch.algorithms._engines import engine_for
 from nx_gpumatch.algorithms._registry import networkx_algorithm, networkx_tests_xfail
+from nx_gpumatch.algorithms.community import common
 from nx_gpumatch.algorithms.community.common import (
     PARALLEL_EDGES,
     communities,
@@ -45,7 +46,6 @@ from nx_gpumatch.algorithms.community.common import (
     with_progress,
     with_threads,
 )
-from nx_gpumatch.algorithms.community.louvain import check_params as louvain_params
 from nx_gpumatch.algorithms.community.louvain import in_order
 from nx_gpumatch.config import get_config
 
@@ -57,7 +57,7 @@ _DEFAULT_KEY = 0x5EED_1E1D
 
 def check_params(resolution, theta, max_level=None, passes=None, metric="modularity"):
     """The checks of Leiden's parameters; returns the metric."""
-    louvain_params(resolution, 0.0, max_level)
+    common.check_params(resolution, 0.0, max_level)
     check.check_finite(theta, "theta", positive=True)
     check.check_positive_int(passes, "passes")
     return objective.check_metric(metric)

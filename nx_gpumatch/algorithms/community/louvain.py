@@ -29,6 +29,7 @@ from nx_gpumatch.algorithms._engines import engine_for
 from nx_gpumatch.algorithms._registry import networkx_algorithm, networkx_tests_xfail
 from nx_gpumatch.algorithms.community.common import (
     PARALLEL_EDGES,
+    check_params,
     communities,
     final_labels,
     partitions,
@@ -43,14 +44,6 @@ from nx_gpumatch.algorithms.community.common import (
 from nx_gpumatch.config import get_config
 
 __all__ = ["louvain_communities", "louvain_partitions"]
-
-
-# --------------------------------------------------------------- checking
-def check_params(resolution, threshold, max_level=None):
-    """The checks of Louvain's (and Leiden's) numeric parameters."""
-    check.check_finite(resolution, "resolution")
-    check.check_finite(threshold, "threshold")
-    check.check_max_level(max_level)
 
 
 def in_order(make, indptr, indices, w, loop, order):
