@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import sanitize_cases
 
+from nx_gpumatch._validation import seed_key
 from nx_gpumatch.gpu._emulate import (
     SANITIZER_EXITCODE,
     EmulationError,
@@ -54,7 +55,7 @@ def cpu():
     from nx_gpumatch.gpu import matching as gm
 
     g = sanitize_cases.gen.rmat(7, 6, kind="g500", seed=5)
-    mate = gm.run(g, "red_blue", seed=77, select="weighted", backend="emulate")
+    mate = gm.run(g, "red_blue", seed=seed_key(77), select="weighted", backend="emulate")
     want["red_blue"] = mate.tolist()
     return want
 
