@@ -9,10 +9,13 @@ when a GPU path is taken.
 # end of its import it calls _nx_gpumatch.get_info, which builds the default config.
 import networkx  # noqa: F401, I001
 
-from nx_gpumatch.algorithms.bipartite import bipartite_vertex_cover, maximum_bipartite_matching
+from nx_gpumatch.algorithms.bipartite.matching import (
+    bipartite_vertex_cover,
+    maximum_bipartite_matching,
+)
 from nx_gpumatch.algorithms.b_matching import b_matching, b_matching_weight, is_b_matching
-from nx_gpumatch.algorithms.louvain import louvain_communities, louvain_partitions
-from nx_gpumatch.algorithms.leiden import leiden_communities, leiden_partitions
+from nx_gpumatch.algorithms.community.louvain import louvain_communities, louvain_partitions
+from nx_gpumatch.algorithms.community.leiden import leiden_communities, leiden_partitions
 from nx_gpumatch.algorithms.matching import (
     is_matching,
     matching_weight,

@@ -9,20 +9,14 @@ edge id of each arc, so per-edge data is never duplicated). Vertex ids are
 
 from __future__ import annotations
 
-import decimal
-import math
 import numbers
 
 import numpy as np
 
 from nx_gpumatch._constants import NO_RANK
+from nx_gpumatch._validation import MAX_EXACT_INT, number, scan_edges
 
 __all__ = ["Graph"]
-
-
-# Integers up to 2**53 convert to float64 exactly; beyond, two different weights
-# may become one and the edge order would silently change.
-MAX_EXACT_INT = 2**53
 
 
 def _as_weights(w, m, what="weight"):
@@ -33,13 +27,13 @@ def _as_weights(w, m, what="weight"):
     try:
         arr = np.asarray(w)
         if arr.dtype == object or arr.dtype.kind not in "biuf":
-            arr = np.array([_number(x, what) for x in arr.ravel()], np.float64)
+            arr = np.array([number(x, what) for x in arr.ravel()], np.float64)
         elif arr.dtype.kind == "b":
             raise ValueError(f"{what} values must be real numbers, got booleans")
         else:
             if arr.dtype.kind in "iu":
                 for x in _beyond_exact(arr.ravel()):
-                    _number(int(x), what)
+                    number(int(x), what)
             arr = arr.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(
@@ -64,22 +58,6 @@ def _beyond_exact(arr):
     if arr.dtype.kind == "i":
         big |= arr < -lim
     return arr[big]
-
-
-def _number(x, what):
-    """float(x) for a real number that float64 holds exactly, else ValueError."""
-    if type(x) is float:
-        return x
-    if isinstance(x, bool) or not isinstance(x, (numbers.Real, decimal.Decimal)):
-        raise ValueError(f"{what} values must be real numbers, got {x!r} ({type(x).__name__})")
-    f = float(x)
-    # As a Python int, x compares exactly; numpy would compare its integers in float64.
-    if math.isfinite(f) and f != (int(x) if isinstance(x, numbers.Integral) else x):
-        raise ValueError(
-            f"{what} value {x!r} ({type(x).__name__}) has no exact float64 value; rounding it "
-            "could change which edge is heavier (integer weights must lie within +-2**53)"
-        )
-    return f
 
 
 def _check_ids(a, name):
@@ -282,14 +260,16 @@ class Graph:
         return g, pos
 
     @classmethod
-    def from_networkx(cls, G, weight="weight", default=1, *, parallel=None):
+    def from_networkx(cls, G, weight="weight", default=1, *, parallel=None, scan=None):
         """Graph from an undirected networkx graph; missing weights take ``default``.
 
         ``weight=None`` gives every edge weight 1, as networkx does. A MultiGraph
         needs ``parallel="sum"``: each pair's parallel edges become one edge
         weighing their sum (with ``weight=None``: their number), the graph
         networkx's Louvain and Leiden cluster; its :meth:`unweighted` view
-        weighs each pair by its number of parallel edges.
+        weighs each pair by its number of parallel edges. ``scan``: the walk
+        of G's edges (:func:`nx_gpumatch._validation.scan_edges`) where the
+        caller made it already.
         """
         import networkx as nx
 
@@ -300,27 +280,14 @@ class Graph:
             if parallel != "sum":
                 raise nx.NetworkXNotImplemented("not implemented for multigraph type")
             duplicates = "sum"
-        nodes = list(G)
-        index = {v: i for i, v in enumerate(nodes)}
-        m = G.number_of_edges()
-        src = np.empty(m, np.int64)
-        dst = np.empty(m, np.int64)
-        if weight is None:
-            for k, (u, v) in enumerate(G.edges()):
-                src[k] = index[u]
-                dst[k] = index[v]
-            w = None
-        else:
-            w = np.empty(m, np.float64)
-            what = f"edge attribute {weight!r}"
-            for k, (u, v, d) in enumerate(G.edges(data=weight, default=default)):
-                src[k] = index[u]
-                dst[k] = index[v]
-                if type(d) is float or (type(d) is int and -MAX_EXACT_INT <= d <= MAX_EXACT_INT):
-                    w[k] = d
-                else:
-                    w[k] = _number(d, what)
-            w = _as_weights(w, m, what)
+        if scan is None:
+            scan = scan_edges(G, weight, default)
+        if scan.error is not None:
+            raise scan.error
+        nodes, src, dst, w = scan.nodes, scan.src, scan.dst, scan.w
+        m = src.shape[0]
+        if w is not None:
+            w = _as_weights(w, m, f"edge attribute {weight!r}")
         n = _num_nodes(len(nodes), src, dst, None)
         if duplicates == "sum":
             g = cls._summed(n, src, dst, w, nodes)
@@ -412,7 +379,7 @@ class Graph:
 
         The pattern is symmetrized; when a_ij and a_ji differ the heavier is kept.
         """
-        from nx_gpumatch.config import check_bool
+        from nx_gpumatch._validation import check_bool
 
         absolute = check_bool(absolute, "absolute")
         return cls._from_sparse(A, absolute=absolute, sum_duplicates=True)

@@ -208,7 +208,7 @@ def run_family(family, graph, *, repeat=3, check=True):
                 lambda a, b: np.array_equal(a[0], b[0]) and a[1] == b[1],
             )
     elif family == "bipartite":
-        from nx_gpumatch.algorithms.bipartite import Biadjacency, solve
+        from nx_gpumatch.algorithms.bipartite.matching import Biadjacency, solve
 
         # the graph's rows as a biadjacency (n x n): every edge twice, a
         # symmetric bipartite instance with the graph's degree skew
@@ -222,7 +222,7 @@ def run_family(family, graph, *, repeat=3, check=True):
                 lambda a, b: np.count_nonzero(a[0] >= 0) == np.count_nonzero(b[0] >= 0),
             )
     elif family == "louvain":
-        from nx_gpumatch.algorithms.louvain import louvain_communities
+        from nx_gpumatch.algorithms.community.louvain import louvain_communities
 
         labels = case(
             "louvain",

@@ -19,7 +19,7 @@ import time
 import networkx as nx
 import numpy as np
 
-from nx_gpumatch.config import check_bool
+from nx_gpumatch._validation import check_bool
 
 __all__ = ["warmup", "FAMILIES", "estimate"]
 

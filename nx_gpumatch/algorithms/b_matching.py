@@ -4,9 +4,11 @@ import numbers
 
 import numpy as np
 
+from nx_gpumatch._validation import check_threads
 from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import Input, convert, edges_result, result_pairs
-from nx_gpumatch.config import check_threads, get_config, resolve_device
+from nx_gpumatch.algorithms._engines import resolve_device
+from nx_gpumatch.config import get_config
 
 ALGORITHMS = ("b_suitor", "local_dominant", "greedy")
 # b values are clipped to the degree, so anything past int32 means "no limit".
@@ -212,7 +214,3 @@ def b_matching_weight(G, result, weight="weight", source="source", target="targe
             f"edge ({graph.label(int(u[i]))!r}, {graph.label(int(v[i]))!r}) appears more than once"
         )
     return float(inp.graph.edge_weight[e].sum())
-
-
-# networkx has no b-matching function to dispatch.
-DISPATCH = {}

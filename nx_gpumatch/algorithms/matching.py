@@ -7,6 +7,13 @@ import warnings
 
 import numpy as np
 
+from nx_gpumatch._validation import (
+    check_bool,
+    check_choice,
+    check_device,
+    check_threads,
+    seed_key,
+)
 from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import (
     convert,
@@ -15,7 +22,9 @@ from nx_gpumatch.algorithms._convert import (
     matching_result,
     mate_from_result,
 )
-from nx_gpumatch.config import check_bool, check_threads, get_config, resolve_device
+from nx_gpumatch.algorithms._engines import engine_for
+from nx_gpumatch.algorithms._registry import networkx_algorithm
+from nx_gpumatch.config import get_config
 
 APPROXIMATE = ("suitor", "local_max", "greedy", "red_blue")
 EXACT = ("blossom",)
@@ -28,21 +37,6 @@ __all__ = [
     "is_matching",
     "matching_weight",
 ]
-
-
-def _seed_int(seed):
-    """A 64-bit seed from None, an int or a random.Random (as networkx passes it)."""
-    if seed is None:
-        return random.getrandbits(64)
-    if isinstance(seed, random.Random):
-        return seed.getrandbits(64)
-    if isinstance(seed, np.random.Generator):
-        return int(seed.integers(0, 2**63))
-    if isinstance(seed, np.random.RandomState):
-        return int(seed.randint(0, 2**62))
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        return int(seed) & 0xFFFFFFFFFFFFFFFF
-    raise ValueError(f"seed must be None, an int or a random.Random, got {seed!r}")
 
 
 def _caller_level():
@@ -88,8 +82,7 @@ def check_options(
         )
     if select is None:
         select = "weighted"
-    if select not in ("weighted", "random"):
-        raise ValueError(f"select must be 'weighted' or 'random', got {select!r}")
+    check_choice(select, "select", ("weighted", "random"))
     if algorithm in APPROXIMATE and maxcardinality:
         raise ValueError(f"maxcardinality=True needs the exact algorithm, not {algorithm!r}")
     check_threads(threads)
@@ -100,8 +93,7 @@ def check_options(
                 "the exact (blossom) algorithm has no GPU engine; use device='cpu' or 'auto', "
                 "or an approximate algorithm ('suitor', 'local_max', 'greedy', 'red_blue')"
             )
-        if wanted not in ("auto", "cpu"):
-            resolve_device(wanted, 0)  # raises the one error for a bad device name
+        check_device(wanted)
     return algorithm, select
 
 
@@ -139,35 +131,17 @@ def _run(graph, algorithm, maxcardinality, device, seed, select, threads):
 
         with cpu.run("exact", graph.num_edges, threads):
             return _exact(graph, maxcardinality)
-    engine = resolve_device(device, graph.num_edges)
+    engine, engine_mod = engine_for("matching", device, graph.num_edges)
+    # Only red_blue draws from the seed; None: a fresh random one per call.
+    key = seed_key(seed) if algorithm == "red_blue" else 0
+    if key is None:
+        key = random.getrandbits(64)
     if engine == "gpu":
-        from nx_gpumatch.gpu import matching as gpu_matching
-
-        return gpu_matching.run(
-            graph, algorithm, seed=_seed_int(seed) if algorithm == "red_blue" else 0, select=select
-        )
+        return engine_mod.run(graph, algorithm, seed=key, select=select)
     from nx_gpumatch import cpu
-    from nx_gpumatch.cpu import matching as cm
 
-    n = graph.num_nodes
     with cpu.run("matching", graph.num_edges, threads):
-        if algorithm == "suitor":
-            return cm.suitor(n, graph.indptr, graph.indices, graph.weights)
-        usable = graph.num_usable()
-        if algorithm == "greedy":
-            return cm.greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
-        if algorithm == "local_max":
-            adj = graph.cached(
-                "sorted_adjacency",
-                lambda: cm.sorted_adjacency(
-                    n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable
-                ),
-            )
-            return cm.local_max_rounds(n, *adj)
-        mate, _rounds = cm.red_blue(
-            n, graph.indptr, graph.indices, graph.arc_rank(), _seed_int(seed), select == "weighted"
-        )
-        return mate
+        return engine_mod.run(graph, algorithm, seed=key, select=select)
 
 
 def _exact(graph, maxcardinality):
@@ -322,6 +296,25 @@ def matching_weight(G, result, weight="weight", source="source", target="target"
 # ``weight`` attribute) and return networkx's result types.
 
 
+@networkx_algorithm(
+    "max_weight_matching",
+    docs=(
+        "Exact (Numba weighted blossom) unless an approximate ``algorithm`` is named: 'suitor', "
+        "'local_max', 'greedy' (all equal the greedy matching) or 'red_blue' (randomized, "
+        "maximal)."
+    ),
+    parameters={
+        "algorithm : str, optional": (
+            "None or 'blossom' (exact), 'suitor', 'local_max', 'greedy', 'red_blue'."
+        ),
+        "device : str, optional": (
+            "'auto', 'cpu' or 'gpu'; default from the config. The exact algorithm has no GPU "
+            "engine."
+        ),
+        "seed : int or random.Random, optional": "'red_blue' only.",
+        "select : str, optional": "'red_blue' only: 'weighted' (default) or 'random'.",
+    },
+)
 def _nx_max_weight_matching(
     G,
     maxcardinality=False,
@@ -340,10 +333,24 @@ def _nx_max_weight_matching(
     return matching_result(G, "networkx", mate)
 
 
+@networkx_algorithm(
+    "maximal_matching",
+    docs="Greedy matching under the package's edge order (Suitor on the CPU).",
+    parameters={"device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."},
+)
 def _nx_maximal_matching(G, *, device=None):
     return matching_result(G, "networkx", mate_array(G.unweighted(), "suitor", device=device))
 
 
+@networkx_algorithm(
+    "min_weight_matching",
+    docs="Exact: the Numba weighted blossom method on networkx's transformed weights.",
+    parameters={
+        "device : str, optional": (
+            "'auto' or 'cpu'; 'gpu' raises ValueError (no GPU engine for exact matching)."
+        ),
+    },
+)
 def _nx_min_weight_matching(G, weight="weight", *, device=None):
     check_options(None, device=device)  # "gpu" (keyword or config): exact has no GPU engine
     if G.num_edges == 0:
@@ -355,10 +362,3 @@ def _nx_min_weight_matching(G, weight="weight", *, device=None):
     with cpu.run("exact", G.num_edges, None):  # interpreted while small, as every call
         mate = _min_weight_mate(G)
     return matching_result(G, "networkx", mate)
-
-
-DISPATCH = {
-    "max_weight_matching": _nx_max_weight_matching,
-    "min_weight_matching": _nx_min_weight_matching,
-    "maximal_matching": _nx_maximal_matching,
-}

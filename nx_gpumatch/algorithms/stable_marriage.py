@@ -22,8 +22,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from nx_gpumatch._validation import check_bool, check_device
 from nx_gpumatch.algorithms._compact import Compaction, compact_graph, compaction
-from nx_gpumatch.config import check_bool, check_device, get_config, resolve_device
+from nx_gpumatch.algorithms._engines import resolve_device
+from nx_gpumatch.config import get_config
 
 ALGORITHMS = ("mcvitie_wilson", "gale_shapley")
 ENGINES = ("sequential", "parallel", "gpu")
@@ -43,8 +45,6 @@ __all__ = [
     "smi_from_graph",
     "greedy_matching_smi",
 ]
-
-DISPATCH = {}  # no networkx function solves stable marriage
 
 
 class Preferences:

@@ -68,7 +68,7 @@ def main(argv):
     from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
 
     from nx_gpumatch import cpu
-    from nx_gpumatch.algorithms.bipartite import Biadjacency, solve
+    from nx_gpumatch.algorithms.bipartite.matching import Biadjacency, solve
     from nx_gpumatch.generators_bipartite import GENERATORS, bipartite_graph
 
     r = args.repeat

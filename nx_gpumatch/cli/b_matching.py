@@ -59,7 +59,7 @@ def add_command(subparsers):
 def run_b_matching(args):
     from tqdm import tqdm
 
-    from nx_gpumatch.config import resolve_device
+    from nx_gpumatch.algorithms._engines import resolve_device
 
     if args.input and given(args, "seed"):
         raise CliError("--seed acts on generated graphs only (b-matching is deterministic)")

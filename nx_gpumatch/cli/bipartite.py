@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import nx_gpumatch as gm
-from nx_gpumatch.algorithms.bipartite import ALGORITHMS, INITS, LAYOUTS
+from nx_gpumatch.algorithms.bipartite.matching import ALGORITHMS, INITS, LAYOUTS
 from nx_gpumatch.cli._common import (
     INPUT_HELP,
     CliError,

@@ -7,7 +7,8 @@ import time
 
 import networkx as nx
 
-from nx_gpumatch.algorithms import louvain as lv
+from nx_gpumatch.algorithms.community import louvain as lv
+from nx_gpumatch.algorithms.community.common import communities
 from nx_gpumatch.cli._common import (
     add_graph_arguments,
     add_output_arguments,
@@ -107,7 +108,8 @@ def add_command(subparsers):
 def run_louvain(args):
     from tqdm import tqdm
 
-    from nx_gpumatch.config import get_config, resolve_device
+    from nx_gpumatch.algorithms._engines import resolve_device
+    from nx_gpumatch.config import get_config
 
     if args.max_level is not None and args.max_level <= 0:
         print("error: --max-level must be a positive integer", file=sys.stderr)
@@ -148,7 +150,7 @@ def run_louvain(args):
             progress=False if args.no_progress else None,
         )
         if args.leiden:
-            from nx_gpumatch.algorithms import leiden
+            from nx_gpumatch.algorithms.community import leiden
 
             extra = {} if args.theta is None else {"theta": args.theta}
             gen = leiden.levels(g, passes=args.passes, metric=metric, **extra, **common)
@@ -219,7 +221,7 @@ def run_louvain(args):
         )
         t_nx = time.perf_counter() - t0
         q_nx = nx.community.modularity(G, ref, weight=weight, resolution=args.resolution)
-        ours = lv._communities(g, labels)
+        ours = communities(g, labels)
         q_ours = nx.community.modularity(G, ours, weight=weight, resolution=args.resolution)
         print(
             f"networkx     {len(ref):,} communities, modularity {q_nx:.6f} in {t_nx:.3f} s; ours by networkx: {q_ours:.6f} "
@@ -251,7 +253,5 @@ def _check_cpm(nx, G, g, labels, weight, resolution):
     if cpm is None:
         print(f"networkx     {why}, and networkx {nx.__version__} has no constant_potts_model")
         return
-    ours = cpm(
-        G, lv._communities(g, labels), weight=weight, node_weight=None, resolution=resolution
-    )
+    ours = cpm(G, communities(g, labels), weight=weight, node_weight=None, resolution=resolution)
     print(f"networkx     ours by networkx's constant_potts_model: {ours:.6f} ({why})")

@@ -95,7 +95,7 @@ def _networkx_exact(g, bar):
 def run_match(args):
     from tqdm import tqdm
 
-    from nx_gpumatch.config import resolve_device
+    from nx_gpumatch.algorithms._engines import resolve_device
 
     if args.input and given(args, "seed") and args.algorithm != "red_blue":
         raise CliError("--seed acts on generated graphs and on -a red_blue only")

@@ -57,7 +57,7 @@ def engine_resolution(metric, resolution, m2):
 def quality(metric, q, m2, resolution, n, shift=0):
     """The value of the objective from the engines' q on a graph of n
     vertices of node weight 1 whose weights were scaled by 2**shift (see
-    ``algorithms.louvain._arrays``; ``resolution`` unscaled). Modularity is q;
+    ``algorithms.community.common.weighted_arrays``; ``resolution`` unscaled). Modularity is q;
     CPM is q * m2 / 2 in scaled weights. With no edge weight at all (m2 0)
     every vertex stays alone: CPM is then -gamma * n / 2."""
     if check_metric(metric) == "modularity":

@@ -175,7 +175,7 @@ def threads_for(size, n=None):
     one below :data:`PARALLEL_MIN`, the rule by which a Kernel picks its serial
     build (starting the team there costs more than the work, and far more on a
     loaded machine); else ``n`` (None: the config's)."""
-    from nx_gpumatch.config import check_threads
+    from nx_gpumatch._validation import check_threads
 
     n = check_threads(n)
     return 1 if size < PARALLEL_MIN else n
@@ -189,7 +189,8 @@ def threads(n=None):
     """
     import numba
 
-    from nx_gpumatch.config import check_threads, get_config
+    from nx_gpumatch._validation import check_threads
+    from nx_gpumatch.config import get_config
 
     check_threads(n)
     if n is None:

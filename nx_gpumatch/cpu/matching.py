@@ -431,3 +431,28 @@ def red_blue(n, indptr, indices, arc_rank, seed, weighted=True, max_rounds=1 << 
     """Randomized blue/red proposal matching (Fagginger Auer & Bisseling), run until
     maximal. Reproducible for a given seed, independent of the thread count."""
     return _red_blue_rounds(n, indptr, indices, arc_rank, np.uint64(seed), weighted, max_rounds)
+
+
+def run(graph, algorithm, *, seed=0, select="weighted"):
+    """Mate array of ``graph`` (an :class:`nx_gpumatch.Graph`), the entry the
+    GPU engine's ``run`` also offers: ``algorithm`` "suitor", "greedy",
+    "local_max" or "red_blue" (``seed``, ``select`` = "weighted" or "random").
+    The caller sets the thread count (``nx_gpumatch.cpu.run``)."""
+    n = graph.num_nodes
+    if algorithm == "suitor":
+        return suitor(n, graph.indptr, graph.indices, graph.weights)
+    usable = graph.num_usable()
+    if algorithm == "greedy":
+        return greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
+    if algorithm == "local_max":
+        adj = graph.cached(
+            "sorted_adjacency",
+            lambda: sorted_adjacency(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable),
+        )
+        return local_max_rounds(n, *adj)
+    if algorithm == "red_blue":
+        mate, _rounds = red_blue(
+            n, graph.indptr, graph.indices, graph.arc_rank(), seed, select == "weighted"
+        )
+        return mate
+    raise ValueError(f"the CPU engine has no matching algorithm {algorithm!r}")

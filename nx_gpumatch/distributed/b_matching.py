@@ -156,7 +156,7 @@ def _b_subset(b_subset, cap):
 
 
 def _check_options(ordering, vertex_subsets, b_subset, partial_sort, threads):
-    from nx_gpumatch.config import check_threads
+    from nx_gpumatch._validation import check_threads
 
     check_threads(threads)  # here, so that a bad value on one rank fails on all
     if ordering not in ("id", "heaviest"):

@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from nx_gpumatch import cpu
-from nx_gpumatch.config import check_threads
+from nx_gpumatch._validation import check_threads
 from nx_gpumatch.cpu import matching as cm
 from nx_gpumatch.distributed._comm import (
     Neighbours,

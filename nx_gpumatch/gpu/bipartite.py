@@ -32,7 +32,7 @@ def _grid(n, block, layout):
 
 def run(bi, rmatch, cmatch, *, full=True, wr=True, layout="ct", backend="cupy", block=BLOCK):
     """APFB (``full``) or APsB from the given matching of a
-    :class:`~nx_gpumatch.algorithms.bipartite.Biadjacency`.
+    :class:`~nx_gpumatch.algorithms.bipartite.matching.Biadjacency`.
 
     Returns (rmatch, cmatch, phases): int32 NumPy arrays and the number of
     phases that augmented.

@@ -1,7 +1,6 @@
 """The networkx contract: registration, signatures, fallbacks, input and result
 types, and clear errors for bad input."""
 
-import importlib
 import inspect
 import os
 import subprocess
@@ -19,6 +18,8 @@ from networkx.utils.backends import _registered_algorithms
 import nx_gpumatch as gm
 from _nx_gpumatch import FUNCTIONS, get_info
 from nx_gpumatch import Graph
+from nx_gpumatch.algorithms import _registry
+from nx_gpumatch.algorithms._registry import dispatched
 from nx_gpumatch.interface import BackendInterface
 
 
@@ -38,20 +39,59 @@ def test_import_networkx_does_not_import_the_package():
     assert out.stdout.strip() == "[]"
 
 
-def test_functions_is_the_union_of_the_dispatch_tables():
-    modules = {info["module"] for info in FUNCTIONS.values()}
-    dispatched = {}
-    for problem in modules:
-        mod = importlib.import_module(f"nx_gpumatch.algorithms.{problem}")
-        for name in mod.DISPATCH:
-            assert name not in dispatched, f"{name} dispatched by two modules"
-            dispatched[name] = problem
-    assert dispatched == {name: info["module"] for name, info in FUNCTIONS.items()}
+def test_functions_are_the_registered_ones():
+    registry = dispatched()
+    assert set(registry) == set(FUNCTIONS)
     assert set(get_info()["functions"]) == set(FUNCTIONS)
-    for name in FUNCTIONS:
-        assert callable(getattr(BackendInterface, name)), name
+    for name, entry in registry.items():
+        assert getattr(BackendInterface, name) is entry.func, name
         if name not in NEWER_THAN_3_4:
             assert name in _registered_algorithms, f"networkx has no dispatched {name}"
+
+
+def test_info_file_is_generated_from_the_registrations():
+    """_nx_gpumatch/_info.py is what ``python -m nx_gpumatch.algorithms --write``
+    writes from the registrations; an edit of one without the other fails here."""
+    with open(_registry.info_path(), encoding="utf-8") as f:
+        assert f.read() == _registry.info_text(), (
+            "_nx_gpumatch/_info.py differs from the registrations: run "
+            "python -m nx_gpumatch.algorithms --write"
+        )
+
+
+def test_info_check_command_reports_drift(tmp_path, monkeypatch, capsys):
+    stale = tmp_path / "_info.py"
+    stale.write_text("FUNCTIONS = {}\n", encoding="utf-8")
+    monkeypatch.setattr(_registry, "info_path", lambda: str(stale))
+    assert _registry.main([]) == 1
+    assert "--write" in capsys.readouterr().out
+    assert _registry.main(["--write"]) == 0
+    assert stale.read_text(encoding="utf-8") == _registry.info_text()
+    assert _registry.main([]) == 0
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_dispatched_modules_mirror_networkx(name):
+    """Each dispatched function lives at networkx's path of it, under
+    nx_gpumatch (networkx.algorithms.community.louvain ->
+    nx_gpumatch.algorithms.community.louvain)."""
+    if name not in _registered_algorithms:
+        pytest.skip(f"this networkx ({nx.__version__}) does not declare {name}")
+    theirs = _registered_algorithms[name].orig_func.__module__
+    assert theirs.startswith("networkx.algorithms.")
+    assert dispatched()[name].module == "nx_gpumatch" + theirs[len("networkx") :]
+
+
+def test_can_run_must_take_the_functions_parameters():
+    def func(G, weight="weight", *, device=None):
+        pass
+
+    def can_run(G, *, device=None):
+        return True
+
+    with pytest.raises(TypeError, match="can_run of not_a_function"):
+        _registry.networkx_algorithm("not_a_function", docs="", can_run=can_run)(func)
+    assert "not_a_function" not in _registry.REGISTRY
 
 
 # Dispatched names that networkx declares only from 3.5 on.
@@ -63,7 +103,7 @@ def _nx_parameters(name):
     if name not in _registered_algorithms:
         pytest.skip(f"this networkx ({nx.__version__}) does not declare {name}")
     if name in NEWER_THAN_3_4:
-        from nx_gpumatch.algorithms.leiden import networkx_implements_leiden
+        from nx_gpumatch.algorithms.community.leiden import networkx_implements_leiden
 
         if networkx_implements_leiden():
             pytest.skip(f"networkx {nx.__version__} runs {name} itself (the backend defers)")
@@ -265,7 +305,7 @@ def test_package_graph_through_networkx():
 
 
 def _nx_has_own_leiden():
-    from nx_gpumatch.algorithms.leiden import networkx_implements_leiden
+    from nx_gpumatch.algorithms.community.leiden import networkx_implements_leiden
 
     return networkx_implements_leiden()
 

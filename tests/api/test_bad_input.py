@@ -105,7 +105,7 @@ def test_malformed_scipy_matrices_are_refused_before_scipy_reads_them():
 
 
 def test_check_compressed_is_the_one_check_of_the_biadjacency():
-    from nx_gpumatch.algorithms.bipartite import Biadjacency
+    from nx_gpumatch.algorithms.bipartite.matching import Biadjacency
 
     with pytest.raises(ValueError, match="indptr must never decrease"):
         Biadjacency(2, 2, np.array([0, 2, 1]), np.array([0, 1]))

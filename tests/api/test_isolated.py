@@ -11,8 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 import nx_gpumatch as ng
-from nx_gpumatch.algorithms import leiden, louvain
 from nx_gpumatch.algorithms import stable_marriage as sm
+from nx_gpumatch.algorithms.community import leiden, louvain
 
 
 def _base(k, seed):
@@ -300,8 +300,8 @@ def test_matrix_and_lists_far_beyond_their_entries():
 def test_gpu_route_gets_the_compacted_input(monkeypatch, padded):
     """Compaction sits above the engines: a call routed to the GPU hands its
     engine only the vertices with edges (the engine stubbed by the CPU one)."""
+    from nx_gpumatch.algorithms import _engines as engines
     from nx_gpumatch.algorithms import b_matching as fb
-    from nx_gpumatch.algorithms import matching as fm
     from nx_gpumatch.gpu import b_matching as gb
     from nx_gpumatch.gpu import louvain as gl
     from nx_gpumatch.gpu import matching as gm
@@ -338,7 +338,7 @@ def test_gpu_route_gets_the_compacted_input(monkeypatch, padded):
     monkeypatch.setattr(gb, "run", b_run)
     monkeypatch.setattr(gsm, "run", sm_run)
     monkeypatch.setattr(gl, "louvain_levels", louvain_levels)
-    for mod in (fm, fb, louvain, sm):
+    for mod in (engines, fb, sm):
         monkeypatch.setattr(mod, "resolve_device", lambda *a, **k: "gpu")
     np.testing.assert_array_equal(ng.max_weight_matching(big, algorithm="suitor"), expect)
     np.testing.assert_array_equal(ng.b_matching(big, 1)[0], b_expect)

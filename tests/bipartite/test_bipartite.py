@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
 
 import nx_gpumatch as gm
-from nx_gpumatch.algorithms import bipartite as bp
+from nx_gpumatch.algorithms.bipartite import matching as bp
 from nx_gpumatch.generators_bipartite import GENERATORS, bipartite_graph
 
 ENGINES = [(a, i) for a in bp.ALGORITHMS for i in bp.INITS]

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 import nx_gpumatch as gm
 from nx_gpumatch import Graph, generators, gpu
-from nx_gpumatch.algorithms import leiden as front
+from nx_gpumatch.algorithms.community import leiden as front
 from nx_gpumatch.community import levels, schedule
 from nx_gpumatch.cpu import leiden as cd
 from nx_gpumatch.cpu import louvain as cl
@@ -453,7 +453,7 @@ def test_cli_leiden(capsys, tmp_path):
 def test_networkx_leiden_tests_on_backend():
     """networkx's own Leiden tests in its test mode on gpumatch, multigraphs
     included: all pass but the seed-exact ones (xfailed with their reason,
-    see algorithms/leiden.py); from networkx 3.7 on, directed graphs and
+    see algorithms/community/leiden.py); from networkx 3.7 on, directed graphs and
     unknown metrics go to networkx's own Leiden."""
     import importlib.util
 

@@ -10,7 +10,7 @@ import pytest
 
 import nx_gpumatch as gm
 from nx_gpumatch import Graph, generators
-from nx_gpumatch.algorithms import leiden as front
+from nx_gpumatch.algorithms.community import leiden as front
 
 nx_has_cpm = hasattr(nx.community, "constant_potts_model")
 needs_nx37 = pytest.mark.skipif(

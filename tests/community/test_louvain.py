@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 import nx_gpumatch as gm
 from nx_gpumatch import Graph, generators
-from nx_gpumatch.algorithms import louvain as front
+from nx_gpumatch.algorithms.community import common
+from nx_gpumatch.algorithms.community import louvain as front
 from nx_gpumatch.community import levels, schedule
 from nx_gpumatch.cpu import louvain as cl
 from tests.support.reference import summed_graph
@@ -305,7 +306,7 @@ def reference_levels(
 
 def engine_levels(g, **kw):
     weighted = kw.pop("weighted", True)
-    indptr, indices, w, loop, _ = front._arrays(g, weighted)
+    indptr, indices, w, loop, _ = common.weighted_arrays(g, weighted)
     return [
         (lab.tolist(), info["modularity"])
         for lab, info in cl.louvain_levels(indptr, indices, w, loop, **kw)
@@ -907,7 +908,7 @@ def test_seeded_runs_relabel_the_graph_into_the_vertex_order(nthreads):
     g = generators.random_graph(6000, 70_000, seed=4, weights="integer")
     g.loop_weight[:50] = 3.0  # self-loops travel with their vertex
     arrays = (g.indptr, g.indices, g.weights, g.loop_weight)
-    order = front._order(g.num_nodes, 7)
+    order = common.seeded_order(g.num_nodes, 7)
     with cpu.threads(nthreads):
         direct = list(cl.louvain_levels(*arrays, order=order))
         via = list(front.in_order(_engine_levels, *arrays, order))
@@ -918,7 +919,7 @@ def test_seeded_runs_relabel_the_graph_into_the_vertex_order(nthreads):
     # Small graphs and runs without an order go to the engine as they are.
     small = generators.random_graph(300, 900, seed=4, weights="integer")
     small = (small.indptr, small.indices, small.weights, small.loop_weight)
-    for graph, order in ((small, front._order(300, 7)), (arrays, None)):
+    for graph, order in ((small, common.seeded_order(300, 7)), (arrays, None)):
         want = [lab for lab, _ in cl.louvain_levels(*graph, order=order)]
         got = [lab for lab, _ in front.in_order(_engine_levels, *graph, order)]
         assert len(want) == len(got) and all(np.array_equal(a, b) for a, b in zip(want, got))

@@ -10,7 +10,7 @@ import pytest
 
 import nx_gpumatch as gm
 from nx_gpumatch import Graph, generators
-from nx_gpumatch.algorithms import louvain as front
+from nx_gpumatch.algorithms.community import louvain as front
 from nx_gpumatch.interface import BackendInterface
 from tests.support.reference import summed_graph
 

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nx_gpumatch.algorithms.bipartite import Biadjacency, solve
+from nx_gpumatch.algorithms.bipartite.matching import Biadjacency, solve
 from nx_gpumatch.generators_bipartite import GENERATORS, bipartite_graph
 from nx_gpumatch.gpu._emulate import options
 

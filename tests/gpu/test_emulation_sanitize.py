@@ -16,6 +16,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from nx_gpumatch._validation import seed_key
 from nx_gpumatch.gpu._emulate import (
     SANITIZER_EXITCODE,
     EmulationError,
@@ -52,7 +53,7 @@ def cpu():
     from nx_gpumatch.gpu import matching as gm
 
     g = sanitize_cases.gen.rmat(7, 6, kind="g500", seed=5)
-    mate = gm.run(g, "red_blue", seed=77, select="weighted", backend="emulate")
+    mate = gm.run(g, "red_blue", seed=seed_key(77), select="weighted", backend="emulate")
     want["red_blue"] = mate.tolist()
     return want
 

@@ -119,7 +119,7 @@ def test_other_kernel_families_have_no_race():
         import nx_gpumatch
         from nx_gpumatch import generators as gen
         from nx_gpumatch.algorithms import stable_marriage as sm
-        from nx_gpumatch.algorithms.bipartite import Biadjacency
+        from nx_gpumatch.algorithms.bipartite.matching import Biadjacency
         from nx_gpumatch.gpu import bipartite as gbp
         from nx_gpumatch.gpu import louvain as gl
         from nx_gpumatch.gpu import matching as gm

@@ -23,6 +23,7 @@ import pytest
 import nx_gpumatch
 from nx_gpumatch import generators as gen
 from nx_gpumatch import gpu
+from nx_gpumatch._validation import seed_key
 from nx_gpumatch.algorithms._convert import to_graph
 from nx_gpumatch.algorithms.matching import mate_array
 from nx_gpumatch.config import get_config
@@ -367,7 +368,7 @@ def test_gpu_red_blue_equals_cpu(big, select):
     g, _ = big
     want = mate_array(g, "red_blue", device="cpu", seed=42, select=select)
     np.testing.assert_array_equal(
-        gm.run(g, "red_blue", seed=42, select=select, backend="cupy"), want
+        gm.run(g, "red_blue", seed=seed_key(42), select=select, backend="cupy"), want
     )
 
 

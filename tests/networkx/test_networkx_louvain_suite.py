@@ -2,7 +2,7 @@
 test mode (in a subprocess: test mode is set up when networkx is imported).
 
 Fallback to networkx is on, because directed graphs are left to networkx on
-purpose (``can_run`` refuses them; see algorithms/louvain.py). A small plugin
+purpose (``can_run`` refuses them; see algorithms/community/louvain.py). A small plugin
 counts the calls that reach the backend and records every fallback: only
 directed graphs may fall back (multigraphs are clustered here), and the only
 xfails allowed are the written-reason ones of ``on_start_tests`` (tests that
@@ -24,7 +24,7 @@ def test_networkx_louvain_tests_on_backend():
     out = out[-4000:]
     assert res["code"] == 0 and not res["failed"], out
 
-    from nx_gpumatch.algorithms.louvain import NX_TESTS_XFAIL
+    from nx_gpumatch.algorithms.community.louvain import NX_TESTS_XFAIL
 
     for name, reason, _outcome in res["xfailed"]:
         assert name in NX_TESTS_XFAIL[2] and reason.startswith("gpumatch Louvain:"), (name, reason)

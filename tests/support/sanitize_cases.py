@@ -10,9 +10,10 @@ import scipy.sparse as sp
 import nx_gpumatch
 from nx_gpumatch import Graph
 from nx_gpumatch import generators as gen
+from nx_gpumatch._validation import seed_key
 from nx_gpumatch.algorithms import stable_marriage as sm
 from nx_gpumatch.algorithms.b_matching import b_matching_edges
-from nx_gpumatch.algorithms.bipartite import Biadjacency, solve
+from nx_gpumatch.algorithms.bipartite.matching import Biadjacency, solve
 from nx_gpumatch.algorithms.matching import mate_array
 from nx_gpumatch.cpu import leiden as cle
 from nx_gpumatch.cpu import louvain as cl
@@ -97,6 +98,12 @@ def _levels(engine, g, **kw):
     ]
 
 
+def _engine_seed(kw):
+    """An engine's options for the front end's ``kw``: the key the front end
+    draws from its seed."""
+    return dict(kw, seed=seed_key(kw["seed"])) if "seed" in kw else kw
+
+
 def results(backend):
     """{case: result} of the GPU engine in emulation (backend "emulate") or of
     the CPU engine (backend "cpu")."""
@@ -111,7 +118,7 @@ def results(backend):
         if gpu:
             from nx_gpumatch.gpu import matching as gm
 
-            mate = gm.run(g, alg, backend=backend, **kw)
+            mate = gm.run(g, alg, backend=backend, **_engine_seed(kw))
         else:
             mate = mate_array(g, "greedy" if alg != "red_blue" else alg, device="cpu", **kw)
         out[alg] = np.asarray(mate).tolist()
@@ -121,7 +128,7 @@ def results(backend):
         if gpu:
             from nx_gpumatch.gpu import matching as gm
 
-            mate = gm.run(wide, alg, backend=backend, **kw)
+            mate = gm.run(wide, alg, backend=backend, **_engine_seed(kw))
         else:
             mate = mate_array(wide, "greedy" if alg == "local_max" else alg, device="cpu", **kw)
         out[f"{alg} wide rows"] = np.asarray(mate).tolist()

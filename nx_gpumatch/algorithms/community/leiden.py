@@ -26,12 +26,28 @@ import math
 
 import numpy as np
 
-from nx_gpumatch.algorithms import louvain as lv
+from nx_gpumatch import _validation as check
 from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import to_graph
-from nx_gpumatch.algorithms.louvain import PARALLEL_EDGES
+from nx_gpumatch.algorithms._engines import engine_for
+from nx_gpumatch.algorithms._registry import networkx_algorithm, networkx_tests_xfail
+from nx_gpumatch.algorithms.community import common
+from nx_gpumatch.algorithms.community.common import (
+    PARALLEL_EDGES,
+    communities,
+    final_labels,
+    partitions,
+    refusal,
+    result,
+    spread_levels,
+    vertex_order,
+    weighted_arrays,
+    with_progress,
+    with_threads,
+)
+from nx_gpumatch.algorithms.community.louvain import in_order
 from nx_gpumatch.community import quality as objective
-from nx_gpumatch.config import check_bool, get_config, resolve_device
+from nx_gpumatch.config import get_config
 
 __all__ = ["leiden_communities", "leiden_partitions"]
 
@@ -39,15 +55,12 @@ __all__ = ["leiden_communities", "leiden_partitions"]
 _DEFAULT_KEY = 0x5EED_1E1D
 
 
-def _check_params(resolution, theta, max_level=None):
-    lv._check_params(resolution, 0.0, max_level)
-    if (
-        isinstance(theta, bool)
-        or not isinstance(theta, (int, float, np.integer, np.floating))
-        or not np.isfinite(theta)
-        or theta <= 0
-    ):
-        raise ValueError(f"theta must be a positive finite number, got {theta!r}")
+def check_params(resolution, theta, max_level=None, passes=None, metric="modularity"):
+    """The checks of Leiden's parameters; returns the metric."""
+    common.check_params(resolution, 0.0, max_level)
+    check.check_finite(theta, "theta", positive=True)
+    check.check_positive_int(passes, "passes")
+    return objective.check_metric(metric)
 
 
 def _scaled(x, shift):
@@ -58,13 +71,6 @@ def _scaled(x, shift):
     with np.errstate(over="ignore", under="ignore"):
         y = float(np.ldexp(float(x), shift))
     return max(y, math.ulp(0.0)) if x > 0 else y
-
-
-def _engine(device, num_edges=0):
-    dev = get_config().device if device is None else device
-    if dev not in ("auto", "cpu", "gpu"):
-        raise ValueError(f"device must be one of ('auto', 'cpu', 'gpu'), got {device!r}")
-    return resolve_device(dev, num_edges)  # gpu: nx_gpumatch.gpu.leiden
 
 
 def levels(
@@ -81,46 +87,33 @@ def levels(
     metric="modularity",
 ):
     """Generator of ``(labels, info)`` per level for a :class:`~nx_gpumatch.Graph`,
-    as :func:`nx_gpumatch.algorithms.louvain.levels` (``info`` also has
+    as :func:`nx_gpumatch.algorithms.community.louvain.levels` (``info`` also has
     ``refined``: the number of refined sub-communities of the level,
     ``pass``, ``metric`` and ``quality``: the value of the metric; a CPM run
     has no ``modularity``). ``passes``: at most this many passes (None:
     until a pass gains under 2.5% of the modularity, or, for CPM, nothing;
     see :mod:`nx_gpumatch.cpu.leiden`)."""
-    _check_params(resolution, theta)
-    check_bool(progress, "progress", none=True)
-    metric = objective.check_metric(metric)
-    if passes is not None and (
-        isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 1
-    ):
-        raise ValueError(f"passes must be a positive integer or None, got {passes!r}")
-    lv._check_weights(graph)
+    metric = check_params(resolution, theta, passes=passes, metric=metric)
+    check.check_bool(progress, "progress", none=True)
+    return _levels(
+        graph, weighted, resolution, seed, theta, passes, device, threads, progress, metric
+    )
+
+
+def _levels(graph, weighted, resolution, seed, theta, passes, device, threads, progress, metric):
+    """:func:`levels` after its parameters were checked."""
+    check.check_nonnegative_weights(graph)
     small, c = compact_graph(graph)
     if c is not None:
-        gen = levels(
-            small,
-            weighted=weighted,
-            resolution=resolution,
-            seed=seed,
-            theta=theta,
-            passes=passes,
-            device=device,
-            threads=threads,
-            progress=progress,
-            metric=metric,
+        gen = _levels(
+            small, weighted, resolution, seed, theta, passes, device, threads, progress, metric
         )
-        return _isolated_quality(lv.spread_levels(gen, c), metric, resolution, c.n - c.size)
-    engine = _engine(device, graph.num_edges)
+        return _isolated_quality(spread_levels(gen, c), metric, resolution, c.n - c.size)
+    engine, engine_mod = engine_for("leiden", device, graph.num_edges)
     cfg = get_config()
-    indptr, indices, w, loop, shift = lv._arrays(graph, weighted)
-    key = lv._seed_key(seed)
-    order = None if key is None else lv._permutation(graph.num_nodes, key)
-    from nx_gpumatch import cpu
-
-    if engine == "gpu":
-        from nx_gpumatch.gpu import leiden as engine_mod
-    else:
-        from nx_gpumatch.cpu import leiden as engine_mod
+    indptr, indices, w, loop, shift = weighted_arrays(graph, weighted)
+    key = check.seed_key(seed)
+    order = vertex_order(graph.num_nodes, key)
 
     def make(indptr, indices, w, loop, order):
         return engine_mod.leiden_levels(
@@ -138,11 +131,11 @@ def levels(
             max_passes=engine_mod.MAX_PASSES if passes is None else int(passes),
         )
 
-    gen = lv.in_order(make, indptr, indices, w, loop, order)
+    gen = in_order(make, indptr, indices, w, loop, order)
     m2 = float(w.sum()) + 2.0 * float(loop.sum())
     gen = _with_quality(gen, metric, m2, float(resolution), graph.num_nodes, shift)
-    return lv._with_progress(
-        lv._with_threads(cpu, threads, gen, "leiden", graph.num_edges), engine, progress, "Leiden"
+    return with_progress(
+        with_threads(threads, gen, "leiden", graph.num_edges), engine, progress, "Leiden"
     )
 
 
@@ -168,38 +161,6 @@ def _with_quality(gen, metric, m2, resolution, n, shift):
         yield labels, info
 
 
-def _final(
-    graph,
-    weighted,
-    resolution,
-    max_level,
-    seed,
-    theta,
-    device,
-    threads,
-    progress,
-    passes=None,
-    metric="modularity",
-):
-    labels = None
-    gen = levels(
-        graph,
-        weighted=weighted,
-        resolution=resolution,
-        seed=seed,
-        theta=theta,
-        passes=passes,
-        device=device,
-        threads=threads,
-        progress=progress,
-        metric=metric,
-    )
-    for level, (labels, _info) in enumerate(gen, 1):
-        if max_level is not None and level >= max_level:
-            break
-    return labels
-
-
 # ------------------------------------------------------------- public API
 def leiden_partitions(
     G,
@@ -221,21 +182,22 @@ def leiden_partitions(
     Parameters are those of :func:`leiden_communities`, less ``max_level``;
     partitions come in the caller's types (see there).
     """
-    objective.check_metric(metric)
+    metric = check_params(resolution, theta, passes=passes, metric=metric)
+    check.check_bool(progress, "progress", none=True)
     graph, kind = to_graph(G, weight=weight, source=source, target=target, parallel=PARALLEL_EDGES)
-    gen = levels(
+    gen = _levels(
         graph,
-        weighted=weight is not None,
-        resolution=resolution,
-        seed=seed,
-        theta=theta,
-        passes=passes,
-        device=device,
-        threads=threads,
-        progress=progress,
-        metric=metric,
+        weight is not None,
+        resolution,
+        seed,
+        theta,
+        passes,
+        device,
+        threads,
+        progress,
+        metric,
     )
-    return lv._partitions(graph, kind, gen)
+    return partitions(graph, kind, gen)
 
 
 def leiden_communities(
@@ -300,23 +262,22 @@ def leiden_communities(
     ``vertex`` and ``community`` for a DataFrame; otherwise an int64 array
     with the community id of each vertex.
     """
-    _check_params(resolution, theta, max_level)
-    objective.check_metric(metric)
+    metric = check_params(resolution, theta, max_level, passes, metric)
+    check.check_bool(progress, "progress", none=True)
     graph, kind = to_graph(G, weight=weight, source=source, target=target, parallel=PARALLEL_EDGES)
-    labels = _final(
+    gen = _levels(
         graph,
         weight is not None,
         resolution,
-        max_level,
         seed,
         theta,
+        passes,
         device,
         threads,
         progress,
-        passes,
         metric,
     )
-    return lv._result(graph, kind, labels)
+    return result(graph, kind, final_labels(gen, max_level))
 
 
 # ------------------------------------------------------- networkx dispatch
@@ -326,60 +287,6 @@ def _nx_metric(metric):
     if metric is None:
         return "cpm" if networkx_implements_leiden() else "modularity"
     return metric
-
-
-def _nx_leiden_communities(
-    G,
-    weight="weight",
-    resolution=1,
-    max_level=None,
-    seed=None,
-    metric=None,
-    theta=0.01,
-    *,
-    device=None,
-):
-    _check_params(resolution, theta, max_level)
-    labels = _final(
-        G,
-        weight is not None,
-        resolution,
-        max_level,
-        seed,
-        theta,
-        device,
-        None,
-        None,
-        metric=_nx_metric(metric),
-    )
-    return lv._communities(G, labels)
-
-
-def _nx_leiden_partitions(
-    G, weight="weight", resolution=1, seed=None, metric=None, theta=0.01, *, device=None
-):
-    gen = levels(
-        G,
-        weighted=weight is not None,
-        resolution=resolution,
-        seed=seed,
-        theta=theta,
-        device=device,
-        metric=_nx_metric(metric),
-    )
-    return (lv._communities(G, labels) for labels, _info in gen)
-
-
-DISPATCH = {
-    "leiden_communities": _nx_leiden_communities,
-    "leiden_partitions": _nx_leiden_partitions,
-}
-
-# Positional parameters before networkx 3.7 (from 3.7 all but G are keywords).
-_PARAMS = {
-    "leiden_communities": ("G", "weight", "resolution", "max_level", "seed"),
-    "leiden_partitions": ("G", "weight", "resolution", "seed"),
-}
 
 
 def networkx_implements_leiden():
@@ -393,48 +300,106 @@ def networkx_implements_leiden():
     return func is not None and "metric" in inspect.signature(func.orig_func).parameters
 
 
-def without_fallback(name):
-    """networkx before 3.7 has no Leiden to hand a refused call to."""
-    return not networkx_implements_leiden()
-
-
-def can_run(name, args, kwargs):
+def _can_run(
+    G,
+    weight="weight",
+    resolution=1,
+    max_level=None,
+    seed=None,
+    metric=None,
+    theta=0.01,
+    *,
+    device=None,
+):
     """True, or why networkx should run the call itself.
 
     From networkx 3.7 on, networkx has a Leiden of its own: calls this engine
     cannot run as asked (directed graphs, negative weights, a metric other
     than "modularity" or "cpm", which networkx then rejects) go to it. Before
-    3.7 networkx has no Leiden to hand inputs to, so those the engine cannot
-    cluster raise here with the reason Louvain gives for handing them to
-    networkx. (networkx itself refuses directed graphs first.)"""
+    3.7 networkx has no Leiden to hand inputs to (``fallback`` of the
+    registration), so the interface raises those the engine cannot cluster
+    with the reason Louvain gives for handing them to networkx. (networkx
+    itself refuses directed graphs first.)"""
     import networkx as nx
 
-    own = networkx_implements_leiden()
-    G = args[0] if args else kwargs.get("G")
-    pos = {k: i for i, k in enumerate(_PARAMS[name])}
-
-    def arg(key, default):
-        i = pos.get(key, len(args))
-        return args[i] if i < len(args) else kwargs.get(key, default)
-
-    if own:
-        metric = kwargs.get("metric", "cpm")
-        if metric not in objective.METRICS:
-            return f"metric {metric!r}: gpumatch's Leiden optimises 'modularity' or 'cpm'"
+    if metric is not None and networkx_implements_leiden() and metric not in objective.METRICS:
+        return f"metric {metric!r}: gpumatch's Leiden optimises 'modularity' or 'cpm'"
     if not isinstance(G, nx.Graph):  # a package Graph holds what it can cluster
         return True
-    why = lv.refusal(G, arg)
-    if why is not None:
-        if own:
-            return why
-        raise ValueError(f"gpumatch cannot run {name} on this input: {why}")
-    return True
+    scan = None if weight is None else check.edge_summary(G, weight)
+    why = refusal(G, resolution, 1e-7, scan)
+    return True if why is None else why
+
+
+def _can_run_partitions(
+    G, weight="weight", resolution=1, seed=None, metric=None, theta=0.01, *, device=None
+):
+    return _can_run(G, weight, resolution, None, seed, metric, theta, device=device)
+
+
+_DEVICE = {"device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."}
+
+
+@networkx_algorithm(
+    "leiden_communities",
+    docs=(
+        "Leiden (Traag, Waltman, van Eck 2019) on the parallel Louvain engine (CPU, or CUDA "
+        "kernels on a GPU), for metric='cpm' (networkx 3.7's default: constant_potts_model with "
+        "resolution as gamma, every node of weight 1) and metric='modularity' (the only one "
+        "before networkx 3.7); theta is networkx's (gains in edge-weight units; staying alone "
+        "is one of the refinement's choices). Every community of a finished run is connected; "
+        "on the CPU the partition does not depend on the thread count. A MultiGraph clusters "
+        "with its parallel edges summed, as networkx does. Directed graphs, negative weights "
+        "and other metrics go to networkx's own Leiden (3.7+)."
+    ),
+    parameters=_DEVICE,
+    can_run=_can_run,
+    fallback=networkx_implements_leiden,
+    parallel_edges=PARALLEL_EDGES,
+)
+def _nx_leiden_communities(
+    G,
+    weight="weight",
+    resolution=1,
+    max_level=None,
+    seed=None,
+    metric=None,
+    theta=0.01,
+    *,
+    device=None,
+):
+    metric = check_params(resolution, theta, max_level, metric=_nx_metric(metric))
+    gen = _levels(G, weight is not None, resolution, seed, theta, None, device, None, None, metric)
+    return communities(G, final_labels(gen, max_level))
+
+
+@networkx_algorithm(
+    "leiden_partitions",
+    docs=("Partitions level by level, as leiden_communities computes them (both metrics)."),
+    parameters=_DEVICE,
+    can_run=_can_run_partitions,
+    fallback=networkx_implements_leiden,
+    parallel_edges=PARALLEL_EDGES,
+)
+def _nx_leiden_partitions(
+    G, weight="weight", resolution=1, seed=None, metric=None, theta=0.01, *, device=None
+):
+    gen = levels(
+        G,
+        weighted=weight is not None,
+        resolution=resolution,
+        seed=seed,
+        theta=theta,
+        device=device,
+        metric=_nx_metric(metric),
+    )
+    return (communities(G, labels) for labels, _info in gen)
 
 
 # networkx 3.7 tests that demand the one exact partition networkx's own
 # visiting order and random draws give for a seed (marked xfail in networkx's
 # suite by the backend's on_start_tests).
-NX_TESTS_XFAIL = (
+NX_TESTS_XFAIL = networkx_tests_xfail(
     "test_leiden.py",
     "Leiden",
     {

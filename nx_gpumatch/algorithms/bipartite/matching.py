@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from nx_gpumatch._validation import check_bool
 from nx_gpumatch.algorithms._compact import Compaction, compact_graph, compaction
-from nx_gpumatch.config import check_bool, resolve_device
+from nx_gpumatch.algorithms._engines import resolve_device
+from nx_gpumatch.algorithms._registry import networkx_algorithm
 
 ALGORITHMS = ("auto", "hopcroft_karp", "apfb", "apsb")
 # "auto" on the CPU: at most this many APFB phases, then Hopcroft-Karp, whose
@@ -471,15 +473,51 @@ def _check_top_nodes(G, top_nodes):
             raise KeyError(v)
 
 
+def _can_run(G, top_nodes=None):
+    if G is None or not hasattr(G, "is_directed"):
+        return True
+    if G.is_directed():
+        return "directed graphs: networkx's own code handles them"
+    if G.is_multigraph():
+        return "multigraphs: networkx's own code handles them"
+    return True
+
+
+def _can_run_cover(G, matching, top_nodes=None):
+    return _can_run(G, top_nodes)
+
+
+@networkx_algorithm(
+    "hopcroft_karp_matching",
+    docs=(
+        "Also serves bipartite.maximum_matching. Karp-Sipser start, then Hopcroft-Karp with a "
+        "parallel level-synchronous BFS (Numba); every answer is proved by a Konig vertex cover "
+        "of the same size. Directed graphs and multigraphs fall back to networkx."
+    ),
+    can_run=_can_run,
+)
 def _nx_hopcroft_karp_matching(G, top_nodes=None):
     _check_top_nodes(G, top_nodes)
     return _as_dict(G, graph_matching(G, top_nodes)[0])
 
 
+@networkx_algorithm(
+    "eppstein_matching",
+    docs="Same engine as hopcroft_karp_matching (any maximum matching is a valid answer).",
+    can_run=_can_run,
+)
 def _nx_eppstein_matching(G, top_nodes=None):
     return _as_dict(G, graph_matching(G, top_nodes)[0])
 
 
+@networkx_algorithm(
+    "to_vertex_cover",
+    docs=(
+        "Konig's cover from one parallel alternating BFS; raises NetworkXError if the matching "
+        "is not maximum."
+    ),
+    can_run=_can_run_cover,
+)
 def _nx_to_vertex_cover(G, matching, top_nodes=None):
     """Konig's cover from the given maximum matching: the top nodes not reached
     and the bottom nodes reached by alternating paths from free top nodes."""
@@ -514,21 +552,3 @@ def _nx_to_vertex_cover(G, matching, top_nodes=None):
     labels = G.labels()
     ids = np.concatenate([tops[col_cover], bottoms[row_cover]])
     return {labels[v] for v in ids.tolist()}
-
-
-def can_run(name, args, kwargs):
-    G = args[0] if args else kwargs.get("G")
-    if G is None or not hasattr(G, "is_directed"):
-        return True
-    if G.is_directed():
-        return "directed graphs: networkx's own code handles them"
-    if G.is_multigraph():
-        return "multigraphs: networkx's own code handles them"
-    return True
-
-
-DISPATCH = {
-    "hopcroft_karp_matching": _nx_hopcroft_karp_matching,
-    "eppstein_matching": _nx_eppstein_matching,
-    "to_vertex_cover": _nx_to_vertex_cover,
-}

@@ -1,0 +1,1 @@
+"""Bipartite front ends, as networkx.algorithms.bipartite."""

@@ -1,0 +1,1 @@
+"""Community detection front ends, as networkx.algorithms.community."""
