@@ -21,14 +21,6 @@ ROOT = support.ROOT
 TOOLS = ("nx_gpumatch.cli", "nx_gpumatch.benchmark", "nx_gpumatch.selfcheck")
 ENGINES = ("nx_gpumatch.cpu", "nx_gpumatch.gpu", "nx_gpumatch.distributed")
 
-# Known offenders that other work in progress removes: the GPU Louvain and
-# Leiden engines still borrow kernels and helpers of the CPU ones, and the
-# settings module still resolves the device by asking the GPU engine.
-# Each entry must still occur (a stale one fails the test); empty it as they go.
-_PENDING = {
-    ("nx_gpumatch.config", "nx_gpumatch.gpu"),
-}
-
 
 def _within(name, *prefixes):
     return any(name == p or name.startswith(p + ".") for p in prefixes)
@@ -145,13 +137,7 @@ def _report(pairs, found):
 
 def test_import_layers():
     found = violations()
-    new = set(found) - _PENDING
-    assert not new, "imports across the package's layers:\n" + _report(new, found)
-
-
-def test_pending_exceptions_still_occur():
-    gone = _PENDING - set(violations())
-    assert not gone, f"these no longer occur; remove them from _PENDING: {sorted(gone)}"
+    assert not found, "imports across the package's layers:\n" + _report(set(found), found)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,6 @@ import sys
 import numpy as np
 
 from nx_gpumatch._validation import check_finite, check_max_level, seed_key
-from nx_gpumatch.algorithms._convert import label_array
 
 # A MultiGraph clusters as the Graph with each pair's parallel edges summed
 # (networkx's Louvain and Leiden convert it so); see Graph.from_networkx.
@@ -171,7 +170,7 @@ def result(graph, kind, labels):
         return labels.astype(np.int64)
     import pandas as pd
 
-    lab = label_array(graph)
+    lab = graph.label_index()
     vertex = np.arange(graph.num_nodes) if lab is None else lab
     df = pd.DataFrame({"vertex": vertex, "community": labels.astype(np.int64)})
     if kind == "cudf":
