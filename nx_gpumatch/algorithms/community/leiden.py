@@ -306,9 +306,9 @@ def _can_run(
     resolution=1,
     max_level=None,
     seed=None,
+    *,
     metric=None,
     theta=0.01,
-    *,
     device=None,
 ):
     """True, or why networkx should run the call itself.
@@ -332,9 +332,9 @@ def _can_run(
 
 
 def _can_run_partitions(
-    G, weight="weight", resolution=1, seed=None, metric=None, theta=0.01, *, device=None
+    G, weight="weight", resolution=1, seed=None, *, metric=None, theta=0.01, device=None
 ):
-    return _can_run(G, weight, resolution, None, seed, metric, theta, device=device)
+    return _can_run(G, weight, resolution, None, seed, metric=metric, theta=theta, device=device)
 
 
 _DEVICE = {"device : str, optional": "'auto', 'cpu' or 'gpu'; default from the config."}
@@ -363,9 +363,9 @@ def _nx_leiden_communities(
     resolution=1,
     max_level=None,
     seed=None,
+    *,
     metric=None,
     theta=0.01,
-    *,
     device=None,
 ):
     metric = check_params(resolution, theta, max_level, metric=_nx_metric(metric))
@@ -382,7 +382,7 @@ def _nx_leiden_communities(
     parallel_edges=PARALLEL_EDGES,
 )
 def _nx_leiden_partitions(
-    G, weight="weight", resolution=1, seed=None, metric=None, theta=0.01, *, device=None
+    G, weight="weight", resolution=1, seed=None, *, metric=None, theta=0.01, device=None
 ):
     gen = levels(
         G,
