@@ -176,7 +176,7 @@ def augment_side(s, j, n, nd, mate, vname, stk, chain):
         j = ts
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def dissolve(r, st, dh, dl):
     """Unlabel every blossom of the tree rooted at r; vertices leaving T may now
     have events with S vertices of other trees."""
@@ -230,7 +230,7 @@ def _path_up(x, lca, path, nd, mate, vname):
     return n
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _cycle(u, v, st, stamp):
     """The cycle of top-level blossoms that the tight S-S edge (u, v) closes in
     its tree, in st.cyc from the common ancestor (cyc[0]) down v's side and up
@@ -291,7 +291,7 @@ def _cycle(u, v, st, stamp):
     return k
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def form_blossom(u, v, st, nfree, stamp, dh, dl):
     """New S-blossom from the tight S-S edge (u, v) inside one tree; returns
     (its id, the number of T-children it took, listed in st.buf, nfree)."""
@@ -378,7 +378,7 @@ def form_blossom(u, v, st, nfree, stamp, dh, dl):
     return B, nt, nfree
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def expand(B, st, dh, dl):
     """Expand the T-blossom B whose dual reached zero: the even path from the
     entry child to the base child stays in the tree (T, S, ..., T), the other
