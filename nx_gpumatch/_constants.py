@@ -17,3 +17,6 @@ ENDPOINT = np.int32(-2)  # rmatch of a free row claimed as the end of a path
 # Red-blue matching: the chance of colouring a vertex blue, which maximizes the
 # expected matches per round (Fagginger Auer & Bisseling 2012).
 P_BLUE = 0.53406
+
+# The largest b(v) of a b-matching: capacities are int32 on every engine.
+B_MAX = 2**31 - 1

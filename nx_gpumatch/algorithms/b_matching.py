@@ -4,6 +4,7 @@ import numbers
 
 import numpy as np
 
+from nx_gpumatch._constants import B_MAX
 from nx_gpumatch._validation import check_threads
 from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import Input, convert, edges_result, result_pairs
@@ -12,7 +13,6 @@ from nx_gpumatch.config import get_config
 
 ALGORITHMS = ("b_suitor", "local_dominant", "greedy")
 # b values are clipped to the degree, so anything past int32 means "no limit".
-_B_MAX = 2**31 - 1
 
 __all__ = ["b_matching", "is_b_matching"]
 
@@ -24,7 +24,7 @@ def _b_value(x, node):
         )
     if x < 0:
         raise ValueError(f"b({node!r}) must be a non-negative integer, got {x!r}")
-    return min(int(x), _B_MAX)
+    return min(int(x), B_MAX)
 
 
 def b_values(graph, kind, G, b):
@@ -70,14 +70,14 @@ def b_values(graph, kind, G, b):
             for i, x in enumerate(arr.tolist()):
                 _b_value(x, graph.label(i))
         if arr.dtype.kind == "u":
-            arr = np.minimum(arr, _B_MAX)  # (uint64 past int64 would wrap negative)
+            arr = np.minimum(arr, B_MAX)  # (uint64 past int64 would wrap negative)
         arr = arr.astype(np.int64)
         if n and arr.min() < 0:
             i = int(np.argmin(arr))
             raise ValueError(
                 f"b({graph.label(i)!r}) must be a non-negative integer, got {int(arr[i])}"
             )
-        return np.minimum(arr, _B_MAX)
+        return np.minimum(arr, B_MAX)
     raise ValueError(
         f"b must be an int, a dict node -> int or a node attribute name, got {type(b).__name__}"
     )

@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+from nx_gpumatch._constants import B_MAX
+
 # Queues and message batches from QUEUE_PARALLEL_MIN on are handled by all threads,
 # as in the CPU engine (smaller ones by one). Tests lower it in this module.
 from nx_gpumatch.cpu.b_matching import QUEUE_PARALLEL_MIN
@@ -43,7 +45,6 @@ from nx_gpumatch.distributed.result import DistributedMatching, Stats
 
 __all__ = ["b_matching", "as_partition"]
 
-_B_MAX = 2**31 - 1
 FULL_SORT = 1 << 30
 
 
@@ -89,7 +90,7 @@ def _b_local(b, part):
     if isinstance(b, numbers.Integral) and not isinstance(b, bool):
         if b < 0:
             raise ValueError(f"b must be a non-negative integer, got {b}")
-        arr = np.full(k, min(int(b), _B_MAX), np.int64)
+        arr = np.full(k, min(int(b), B_MAX), np.int64)
     else:
         if callable(b):
             arr = np.asarray(b(gids))
@@ -114,12 +115,12 @@ def _b_local(b, part):
             ):
                 raise ValueError("b values must be non-negative integers")
         if arr.dtype.kind in "uf":
-            arr = np.minimum(arr, _B_MAX)  # (past int64 they would wrap negative)
+            arr = np.minimum(arr, B_MAX)  # (past int64 they would wrap negative)
         arr = arr.astype(np.int64)
     if arr.size and arr.min() < 0:
         i = int(np.argmin(arr))
         raise ValueError(f"b values must be non-negative integers; b({int(gids[i])}) = {arr[i]}")
-    return np.minimum(arr, _B_MAX)
+    return np.minimum(arr, B_MAX)
 
 
 def _b_shared(b, num_nodes):
@@ -139,8 +140,8 @@ def _b_shared(b, num_nodes):
         return None
     if arr.dtype.kind not in "iuf":
         raise ValueError("b values must be non-negative integers")
-    # by value, so that [1, 2] and [1.0, 2.0] agree (past _B_MAX, b is _B_MAX)
-    values = np.minimum(arr.astype(np.float64), _B_MAX)
+    # by value, so that [1, 2] and [1.0, 2.0] agree (past B_MAX, b is B_MAX)
+    values = np.minimum(arr.astype(np.float64), B_MAX)
     digest = hashlib.blake2b(np.ascontiguousarray(values).tobytes(), digest_size=16)
     return f"an array over all vertices with digest {digest.hexdigest()}"
 

@@ -48,6 +48,11 @@ __all__ = [
 ]
 
 BACKENDS = ("cupy", "emulate")
+# Grid-stride kernels need no more blocks than this (tests patch it per module).
+MAX_GRID = 4096
+# An empty packed (rank << 32 | partner) slot of the Suitor-style words: the
+# largest rank, so every real offer beats it.
+EMPTY_WORD = np.uint64(0x7FFFFFFF_FFFFFFFF)
 # Targets the NVRTC test compiles for. CUDA 12.9 deprecates sm_70 (Volta) and
 # warns for every compile, so it is tested only with an older NVRTC.
 ARCHITECTURES = ("sm_70", "sm_80", "sm_90")

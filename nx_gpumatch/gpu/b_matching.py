@@ -16,20 +16,25 @@ import math
 import numpy as np
 
 from nx_gpumatch._constants import NO_RANK
-from nx_gpumatch.gpu._launch import array_module, bincount, get_module, to_host
+from nx_gpumatch.gpu._launch import (
+    EMPTY_WORD,
+    MAX_GRID,
+    array_module,
+    bincount,
+    get_module,
+    to_host,
+)
 from nx_gpumatch.gpu.graph import device_graph
 
 __all__ = ["run", "b_suitor", "DEFINES"]
 
 BLOCK = 128  # threads per block (4 warps, one queued vertex each)
-MAX_GRID = 4096
 # First batch of sorted candidates per vertex: SORT_FACTOR * b(v), at least
 # MIN_BATCH (one per lane); later batches double (Khan et al. sort about b*k).
 SORT_FACTOR = 2
 MIN_BATCH = 32
 # Compiled into kernels/b_matching.cu (see nx_gpumatch.gpu._source.problem_defines).
 DEFINES = {"BLOCK_SIZE": BLOCK}
-EMPTY_WORD = np.uint64(0x7FFFFFFF_FFFFFFFF)
 
 
 def _grid(count, per_block=BLOCK):

@@ -56,6 +56,7 @@ from nx_gpumatch.community import schedule as sch
 from nx_gpumatch.community.engine import CommunityEngine, HostLevel
 from nx_gpumatch.community.quality import singleton_modularity
 from nx_gpumatch.gpu._launch import (
+    MAX_GRID,
     array_module,
     bincount,
     get_module,
@@ -80,7 +81,6 @@ __all__ = [
 
 BLOCK = 128
 DEFINES = {"BLOCK": BLOCK}
-MAX_GRID = 4096
 # Degree bucket -> (lanes per vertex, shared table slots): a prime above 1.5
 # times the bucket's largest degree (4, 8, 16, 32, 84).
 GROUP_KERNELS = {0: (4, 7), 1: (8, 13), 2: (16, 29), 3: (32, 53), 4: (32, 127)}

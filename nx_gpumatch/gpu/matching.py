@@ -18,7 +18,14 @@ import math
 import numpy as np
 
 from nx_gpumatch._constants import P_BLUE
-from nx_gpumatch.gpu._launch import array_module, get_module, row_classes, to_host
+from nx_gpumatch.gpu._launch import (
+    EMPTY_WORD,
+    MAX_GRID,
+    array_module,
+    get_module,
+    row_classes,
+    to_host,
+)
 from nx_gpumatch.gpu.graph import device_graph
 
 __all__ = ["run", "suitor", "local_max", "red_blue", "red_blue_classes", "DEFINES"]
@@ -26,7 +33,6 @@ __all__ = ["run", "suitor", "local_max", "red_blue", "red_blue_classes", "DEFINE
 BLOCK = 128  # threads per block (4 warps)
 VERTICES_PER_WARP = 8  # the best setting in Naim et al. 2015
 MAX_VPW = 32  # one candidate per lane
-MAX_GRID = 4096  # grid-stride kernels need no more blocks than this
 # Rounds of local max / red-blue enqueued per host synchronisation, at most:
 # the batches grow 1, 2, 4, ... up to this, so a short run wastes few launches
 # (the kernels of rounds after the last return at once, but still launch) and a
@@ -49,7 +55,6 @@ def _batches(limit):
 
 # Compiled into kernels/matching.cu (see nx_gpumatch.gpu._source.problem_defines).
 DEFINES = {"BLOCK_SIZE": BLOCK, "MAX_VPW": MAX_VPW, "WIDE_ROW": WIDE_ROW}
-EMPTY_WORD = np.uint64(0x7FFFFFFF_FFFFFFFF)
 _BLUE, _RED = 0, 1
 
 

@@ -11,13 +11,11 @@ import math
 
 import numpy as np
 
-from nx_gpumatch.gpu._launch import array_module, get_module, to_host
+from nx_gpumatch.gpu._launch import EMPTY_WORD, MAX_GRID, array_module, get_module, to_host
 
 __all__ = ["run"]
 
 BLOCK = 128
-MAX_GRID = 4096
-EMPTY_WORD = np.uint64(0x7FFFFFFF_FFFFFFFF)
 
 
 def run(ptr, packed, n_women, *, backend="cupy", block=BLOCK):

@@ -15,6 +15,10 @@ HOMES = {
     "UNSEEN": "nx_gpumatch/_constants.py",
     "ENDPOINT": "nx_gpumatch/_constants.py",
     "P_BLUE": "nx_gpumatch/_constants.py",
+    "B_MAX": "nx_gpumatch/_constants.py",
+    # launch limits and empty Suitor words of every GPU family
+    "MAX_GRID": "nx_gpumatch/gpu/_launch.py",
+    "EMPTY_WORD": "nx_gpumatch/gpu/_launch.py",
     # serial/parallel build threshold of every Kernel
     "PARALLEL_MIN": "nx_gpumatch/cpu/__init__.py",
     # b-Suitor queues and loops (CPU and distributed engines)
