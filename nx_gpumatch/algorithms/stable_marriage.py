@@ -267,7 +267,7 @@ def _encode_str_names(lists, index, total, parts=1):
     from Python. None when it does not apply or an entry is not a known name
     (the general path then reports the error): a non-string entry makes the
     join fail, and a name holding NUL changes the count of names."""
-    from nx_gpumatch.cpu import stable_marriage as csm
+    from nx_gpumatch.cpu import stable_marriage_names as cnames
 
     if not index or total == 0 or not all(type(k) is str for k in index):
         return None
@@ -277,7 +277,7 @@ def _encode_str_names(lists, index, total, parts=1):
         keys = _utf8(index)
     except (TypeError, UnicodeEncodeError):  # not all strings; lone surrogates
         return None
-    choices, status = csm.encode_names(buf, keys, len(index), total, 0, parts)
+    choices, status = cnames.encode_names(buf, keys, len(index), total, 0, parts)
     return choices if status == 0 else None
 
 

@@ -6,7 +6,7 @@ import pytest
 
 import nx_gpumatch
 from nx_gpumatch.algorithms import stable_marriage as sm
-from nx_gpumatch.cpu import stable_marriage as csm
+from nx_gpumatch.cpu import stable_marriage_names as cnames
 from tests.support.inputs import to_arrays
 
 
@@ -30,8 +30,8 @@ ODD = ["", "a", "ab", "abc", "b", "é", "日本", "😀", "a b", "w1", "w10", "w
 def test_string_names_equal_dict_lookups(seed, monkeypatch):
     rng = np.random.default_rng(seed)
     calls = []
-    real = csm.encode_names
-    monkeypatch.setattr(csm, "encode_names", lambda *a: calls.append(1) or real(*a))
+    real = cnames.encode_names
+    monkeypatch.setattr(cnames, "encode_names", lambda *a: calls.append(1) or real(*a))
     men_names = ODD + [f"m{i}" for i in range(20)]
     women_names = [f"w{i}" for i in range(25)] + ODD[:6]
     men, women = _random_instance(rng, men_names, women_names)
@@ -55,13 +55,13 @@ def test_string_names_tuples_and_numpy_rows():
 
 def test_encoder_counts_and_misses():
     keys = sm._utf8(["x", "xy", "", "z"])
-    ids, status = csm.encode_names(sm._utf8(["xy", "", "z", "x"]), keys, 4, 4, 0)
+    ids, status = cnames.encode_names(sm._utf8(["xy", "", "z", "x"]), keys, 4, 4, 0)
     assert status == 0 and ids.tolist() == [1, 2, 3, 0]
-    ids, status = csm.encode_names(sm._utf8(["xy", "q", "x"]), keys, 4, 3, 0)
+    ids, status = cnames.encode_names(sm._utf8(["xy", "q", "x"]), keys, 4, 3, 0)
     assert status == 1 and ids.tolist() == [1, -1, 0]
     # a NUL inside a name adds a name: the count no longer matches
-    assert csm.encode_names(sm._utf8(["x\0y"]), keys, 4, 1, 0)[1] == 2
-    assert csm.encode_names(sm._utf8(["x"]), sm._utf8(["x\0"]), 1, 1, 0)[1] == 2
+    assert cnames.encode_names(sm._utf8(["x\0y"]), keys, 4, 1, 0)[1] == 2
+    assert cnames.encode_names(sm._utf8(["x"]), sm._utf8(["x\0"]), 1, 1, 0)[1] == 2
 
 
 @pytest.mark.parametrize(
@@ -99,11 +99,11 @@ def test_encoder_spans_agree(parts, nthreads):
     keys = sm._utf8(names)
     pick = rng.integers(0, len(names), 300)
     words = [names[i] for i in pick] + ["missing"]
-    ids, status = csm.encode_names(sm._utf8(words), keys, len(names), len(words), 0, parts)
+    ids, status = cnames.encode_names(sm._utf8(words), keys, len(names), len(words), 0, parts)
     assert status == 1 and ids[:-1].tolist() == pick.tolist() and ids[-1] == -1
-    ids, status = csm.encode_names(sm._utf8(words[:3]), keys, len(names), 3, 0, parts)
+    ids, status = cnames.encode_names(sm._utf8(words[:3]), keys, len(names), 3, 0, parts)
     assert status == 0 and ids.tolist() == pick[:3].tolist()
-    assert csm.encode_names(sm._utf8(words[:3]), keys, len(names), 4, 0, parts)[1] == 2
+    assert cnames.encode_names(sm._utf8(words[:3]), keys, len(names), 4, 0, parts)[1] == 2
 
 
 @pytest.mark.parametrize("long_key", [False, True])
@@ -115,11 +115,11 @@ def test_short_and_long_names_agree(long_key):
     )
     rng = np.random.default_rng(3)
     words = [keys[i] for i in rng.integers(0, len(keys), 200)]
-    ids, status = csm.encode_names(sm._utf8(words), sm._utf8(keys), len(keys), len(words), 0, 2)
+    ids, status = cnames.encode_names(sm._utf8(words), sm._utf8(keys), len(keys), len(words), 0, 2)
     assert status == 0 and ids.tolist() == [keys.index(x) for x in words]
     # names longer than 8 bytes, or 8-byte prefixes of keys, are never short keys
     for miss in ["abcdefghi", "abcdefghij", "日本語日本語x"]:
-        ids, status = csm.encode_names(sm._utf8(["x", miss]), sm._utf8(keys), len(keys), 2, 0, 1)
+        ids, status = cnames.encode_names(sm._utf8(["x", miss]), sm._utf8(keys), len(keys), 2, 0, 1)
         assert status == (0 if miss in keys else 1) and ids.tolist()[0] == keys.index("x")
         assert ids.tolist()[1] == (keys.index(miss) if miss in keys else -1)
 
@@ -144,11 +144,13 @@ def test_short_names_across_scan_blocks(parts):
     rng = np.random.default_rng(11)
     keys = sorted({"".join(rng.choice(list("abcé"), k)) for k in range(9) for _ in range(30)})
     keys = [k for k in keys if len(k.encode()) <= 8]
-    assert csm.SEP_BLOCK * 3 < 8 * 10_000  # the buffer spans several blocks
+    assert cnames.SEP_BLOCK * 3 < 8 * 10_000  # the buffer spans several blocks
     words = [keys[i] for i in rng.integers(0, len(keys), 10_000)]
     words[100] = "abababab" + "a"  # 9 bytes: not a short key
     for tail in ([], ["a"], ["abcabcab"], ["", ""]):
         got = words + [k for k in tail if k in keys]
-        ids, status = csm.encode_names(sm._utf8(got), sm._utf8(keys), len(keys), len(got), 0, parts)
+        ids, status = cnames.encode_names(
+            sm._utf8(got), sm._utf8(keys), len(keys), len(got), 0, parts
+        )
         want = [keys.index(x) if x in keys else -1 for x in got]
         assert status == (1 if -1 in want else 0) and ids.tolist() == want
