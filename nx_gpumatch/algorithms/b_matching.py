@@ -8,7 +8,7 @@ from nx_gpumatch._constants import B_MAX
 from nx_gpumatch._validation import check_threads
 from nx_gpumatch.algorithms._compact import compact_graph
 from nx_gpumatch.algorithms._convert import Input, convert, edges_result, result_pairs
-from nx_gpumatch.algorithms._engines import resolve_device
+from nx_gpumatch.algorithms._engines import engine_for
 from nx_gpumatch.config import get_config
 
 ALGORITHMS = ("b_suitor", "local_dominant", "greedy")
@@ -92,30 +92,15 @@ def b_matching_edges(graph, b, algorithm="b_suitor", *, device=None, threads=Non
         return b_matching_edges(
             small, np.asarray(b)[c.kept], algorithm, device=device, threads=threads
         )
-    engine = resolve_device(device, graph.num_edges)
-    if engine == "gpu" and algorithm == "b_suitor":
-        from nx_gpumatch.gpu import b_matching as gb
-
-        return gb.run(graph, np.asarray(b))
+    # The GPU engine runs b-Suitor only (_check_options refused device="gpu" for the others).
+    wanted = device if algorithm == "b_suitor" else "cpu"
+    name, engine = engine_for("b_matching", wanted, graph.num_edges)
+    if name == "gpu":
+        return engine.run(graph, np.asarray(b), algorithm)
     from nx_gpumatch import cpu
-    from nx_gpumatch.cpu import b_matching as cb
 
-    n = graph.num_nodes
     with cpu.run("b_matching", graph.num_edges, threads):
-        deg = graph.cached(
-            "b_matching_usable_degree", lambda: cb.usable_degree(n, graph.indptr, graph.arc_rank())
-        )
-        cap = cb.capacities(np.asarray(b), deg)
-        if algorithm == "b_suitor":
-            return cb.b_suitor(
-                n, graph.indptr, graph.indices, graph.arc_rank(), graph.arc_edge, cap
-            )
-        if algorithm == "local_dominant":
-            return cb.local_dominant(
-                n, graph.indptr, graph.indices, graph.arc_rank(), graph.edge_order(), cap
-            )
-        usable = graph.num_usable()
-        return cb.greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable, cap)
+        return engine.run(graph, np.asarray(b), algorithm)
 
 
 def _check_options(algorithm, device, threads):

@@ -347,3 +347,25 @@ def local_dominant(n, indptr, indices, arc_rank, order, cap):
         order,
     )
     return np.flatnonzero(take)
+
+
+def run(graph, b, algorithm="b_suitor"):
+    """Matched edge ids (ascending) of the b-matching of ``graph`` (an
+    :class:`nx_gpumatch.Graph`); ``b`` gives b(v) per vertex. The entry the GPU
+    engine's ``run`` also offers; ``algorithm`` is "b_suitor", "local_dominant"
+    or "greedy". The caller sets the thread count (``nx_gpumatch.cpu.run``)."""
+    n = graph.num_nodes
+    deg = graph.cached(
+        "b_matching_usable_degree", lambda: usable_degree(n, graph.indptr, graph.arc_rank())
+    )
+    cap = capacities(np.asarray(b), deg)
+    if algorithm == "b_suitor":
+        return b_suitor(n, graph.indptr, graph.indices, graph.arc_rank(), graph.arc_edge, cap)
+    if algorithm == "local_dominant":
+        return local_dominant(
+            n, graph.indptr, graph.indices, graph.arc_rank(), graph.edge_order(), cap
+        )
+    if algorithm == "greedy":
+        usable = graph.num_usable()
+        return greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable, cap)
+    raise ValueError(f"the CPU engine has no b-matching algorithm {algorithm!r}")

@@ -53,10 +53,13 @@ def capacities(dg, b):
     return xp.minimum(b, deg.astype(xp.int64))
 
 
-def run(graph, b, *, backend="cupy", stats=None):
+def run(graph, b, algorithm="b_suitor", *, backend="cupy", stats=None):
     """Matched edge ids (int64 NumPy, ascending) of the b-matching of ``graph``
     (a host :class:`nx_gpumatch.Graph` or a DeviceGraph); ``b`` gives b(v) per
-    vertex (values past the degree mean no limit)."""
+    vertex (values past the degree mean no limit). The GPU engine runs
+    ``algorithm="b_suitor"`` only."""
+    if algorithm != "b_suitor":
+        raise ValueError(f"the GPU engine runs algorithm='b_suitor' only, not {algorithm!r}")
     dg = device_graph(graph, backend)
     edges = b_suitor(dg, capacities(dg, b), backend=backend, stats=stats)
     return to_host(edges).astype(np.int64, copy=False)
