@@ -14,14 +14,12 @@ from nx_gpumatch.cpu import bipartite as cb
 from nx_gpumatch.cpu import njit, serial_builds
 from nx_gpumatch.cpu.bipartite import (
     augment_bfs,
-    cover_from_levels,
     hopcroft_karp,
     init_cheap,
     init_karp_sipser,
-    konig_cover,
     transpose,
-    verify,
 )
+from nx_gpumatch.cpu.bipartite_cover import cover_from_levels, konig_cover, verify
 
 INIT_CODES = {"none": 0, "cheap": 1, "karp_sipser": 2}
 ALGORITHM_CODES = {"auto": 0, "hopcroft_karp": 1, "apfb": 2, "apsb": 3}

@@ -524,7 +524,7 @@ def _nx_to_vertex_cover(G, matching, top_nodes=None):
     import networkx as nx
 
     from nx_gpumatch import cpu
-    from nx_gpumatch.cpu import bipartite as cb
+    from nx_gpumatch.cpu import bipartite_cover
 
     bi, tops, bottoms = _split(G, _sides(G, top_nodes))
     index = {v: i for i, v in enumerate(G.labels())}
@@ -544,7 +544,7 @@ def _nx_to_vertex_cover(G, matching, top_nodes=None):
             cmatch[col_of[i]] = row_of[j]
             rmatch[row_of[j]] = col_of[i]
     with cpu.run("bipartite", bi.num_edges, cpu.threads_for(bi.num_edges)):
-        row_cover, col_cover, ok = cb.konig_cover(
+        row_cover, col_cover, ok = bipartite_cover.konig_cover(
             bi.nrows, bi.ncols, bi.cptr, bi.crows, rmatch, cmatch
         )
     if not ok:
