@@ -217,6 +217,26 @@ def report(families=None, *, progress=True):
     return times
 
 
+def add_arguments(parser):
+    """The warm-up's arguments (families, ``--no-progress``) on an argparse
+    parser: ``python -m nx_gpumatch.warmup`` and ``nx-gpumatch warmup`` share them."""
+    parser.add_argument(
+        "families",
+        nargs="*",
+        metavar="FAMILY",
+        help=f"families to compile (default: all): {', '.join(FAMILIES)}",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def unknown_family(families):
+    """The message for the first name in ``families`` that is not a family, or None."""
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        return f"unknown family {unknown[0]!r}; choose from {', '.join(FAMILIES)}"
+    return None
+
+
 def main(argv=None):
     """``python -m nx_gpumatch.warmup [FAMILY ...] [--no-progress]``: the same
     as ``nx-gpumatch warmup``, without the command line's other commands."""
@@ -225,17 +245,11 @@ def main(argv=None):
     p = argparse.ArgumentParser(
         prog="python -m nx_gpumatch.warmup", description="Compile and cache the CPU kernels."
     )
-    p.add_argument(
-        "families",
-        nargs="*",
-        metavar="FAMILY",
-        help=f"families to compile (default: all): {', '.join(FAMILIES)}",
-    )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_arguments(p)
     args = p.parse_args(argv)
-    unknown = [f for f in args.families if f not in FAMILIES]
-    if unknown:
-        p.error(f"unknown family {unknown[0]!r}; choose from {', '.join(FAMILIES)}")
+    why = unknown_family(args.families)
+    if why:
+        p.error(why)
     report(args.families or None, progress=not args.no_progress)
     return 0
 

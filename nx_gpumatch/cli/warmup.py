@@ -2,7 +2,7 @@
 later processes start fast (for container images and CI runners)."""
 
 from nx_gpumatch.cli._common import CliError
-from nx_gpumatch.warmup import FAMILIES, report
+from nx_gpumatch.warmup import add_arguments, report, unknown_family
 
 
 def add_command(subparsers):
@@ -16,19 +16,13 @@ def add_command(subparsers):
             "Later processes load them instead of compiling."
         ),
     )
-    p.add_argument(
-        "families",
-        nargs="*",
-        metavar="FAMILY",
-        help=f"families to compile (default: all): {', '.join(FAMILIES)}",
-    )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args):
-    unknown = [f for f in args.families if f not in FAMILIES]
-    if unknown:
-        raise CliError(f"unknown family {unknown[0]!r}; choose from {', '.join(FAMILIES)}")
+    why = unknown_family(args.families)
+    if why:
+        raise CliError(why)
     report(args.families or None, progress=not args.no_progress)
     return 0
