@@ -72,3 +72,16 @@ def test_readme_and_ci_install_the_whole_suite():
     assert 'pip install ".[dev]" && pytest' in readme
     installs = re.findall(r'pip install (?:--quiet )?"\.\[(\w+)\]"', ci)
     assert installs and set(installs) == {"dev"}
+
+
+def test_every_package_ships():
+    """pyproject lists the packages by hand (the kernels need their own
+    package-dir), so a new subpackage left out of the list would be missing
+    from the wheel while every test run from the checkout still passes."""
+    found = {
+        path.parent.relative_to(ROOT).as_posix().replace("/", ".")
+        for top in ("nx_gpumatch", "_nx_gpumatch")
+        for path in (ROOT / top).rglob("__init__.py")
+    }
+    listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
+    assert found <= listed, f"missing from pyproject's packages: {sorted(found - listed)}"
