@@ -93,14 +93,15 @@ def b_matching_edges(graph, b, algorithm="b_suitor", *, device=None, threads=Non
             small, np.asarray(b)[c.kept], algorithm, device=device, threads=threads
         )
     # The GPU engine runs b-Suitor only (_check_options refused device="gpu" for the others).
-    wanted = device if algorithm == "b_suitor" else "cpu"
-    name, engine = engine_for("b_matching", wanted, graph.num_edges)
-    if name == "gpu":
-        return engine.run(graph, np.asarray(b), algorithm)
+    if algorithm == "b_suitor":
+        name, engine = engine_for("b_matching", device, graph.num_edges)
+        if name == "gpu":
+            return engine.run(graph, np.asarray(b), algorithm)
     from nx_gpumatch import cpu
+    from nx_gpumatch.cpu import b_matching as cpu_engine
 
     with cpu.run("b_matching", graph.num_edges, threads):
-        return engine.run(graph, np.asarray(b), algorithm)
+        return cpu_engine.run(graph, np.asarray(b), algorithm)
 
 
 def _check_options(algorithm, device, threads):
