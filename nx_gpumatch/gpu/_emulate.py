@@ -30,9 +30,11 @@ from nx_gpumatch.gpu._source import (
     define_options,
     kernel_source,
     kernels_dir,
+    pack_struct,
     parse_kernels,
     problem_defines,
     strip_comments,
+    struct_values,
 )
 
 __all__ = [
@@ -45,7 +47,7 @@ __all__ = [
     "sanitizer_env",
 ]
 
-_BUILD_VERSION = "2"  # bump when the generated wrapper changes
+_BUILD_VERSION = "3"  # bump when the generated wrapper changes
 CXXFLAGS = (
     "-std=c++20",
     "-O1",
@@ -208,8 +210,24 @@ def _check_device_globals(src: str, path: str):
             )
 
 
+def kernel_structs(kernels):
+    """{struct name: its Param} for the structs some kernel takes by value."""
+    return {p.ctype: p for params in kernels.values() for p in params if p.is_struct}
+
+
 def _wrappers(kernels) -> str:
     out = ["\n// ---- emulation entry points (generated)"]
+    for name, p in kernel_structs(kernels).items():
+        # "size,offset,offset,...": the compiler's layout, checked against
+        # the one the launchers pack (Param.dtype)
+        parts = ' + "," + '.join(
+            [f"std::to_string(sizeof({name}))"]
+            + [f"std::to_string(offsetof({name}, {f.name}))" for f in p.fields]
+        )
+        out.append(
+            f'extern "C" const char* nxg_layout__{name}() '
+            f"{{ static const std::string s = {parts}; return s.c_str(); }}"
+        )
     for name in kernels:
         out.append(
             f"static void nxg_body__{name}(void** a) {{ nxg_emu::invoke(&{name}, a); }}\n"
@@ -406,13 +424,23 @@ class EmuKernel:
             )
         args = tuple(args)
         check_args(self.name, self.params, args, np)
-        copies = _exact_buffers(self.params, args) if sanitize_mode() == "address" else {}
-        args = tuple(copies.get(i, (a, a))[1] for i, a in enumerate(args))
+        arrays = _array_args(self.params, args)
+        copies = _exact_buffers(arrays) if sanitize_mode() == "address" else {}
+
+        def host(at, a):
+            return copies.get(at, (a, a))[1]
+
         keep = []
         ptrs = []
-        for p, a in zip(self.params, args):
+        for i, (p, a) in enumerate(zip(self.params, args)):
+            if p.is_struct:
+                values = struct_values(self.name, p, a)
+                v = pack_struct(p, values, lambda f, x, i=i: host((i, f.name), x).ctypes.data)
+                keep.append(v)
+                ptrs.append(v.ctypes.data)
+                continue
             if p.is_pointer:
-                v = ctypes.c_void_p(None if a is None else a.ctypes.data)
+                v = ctypes.c_void_p(None if a is None else host(i, a).ctypes.data)
             else:
                 ct = _CTYPES.get(p.code)
                 if ct is None:
@@ -432,17 +460,31 @@ class EmuKernel:
                     orig[...] = copy
 
 
-def _exact_buffers(params, args):
-    """{argument index: (array, copy)} for the array arguments that are views
-    into larger buffers: AddressSanitizer sees an overrun only at the end of
-    an allocation, so each such argument runs on a copy of its own (copied
-    back after the launch). Arguments that overlap another are left as they
-    are (a copy would break the aliasing the kernel sees)."""
-    arrays = [
-        (i, a)
-        for i, (p, a) in enumerate(zip(params, args))
-        if p.is_pointer and isinstance(a, np.ndarray)
-    ]
+def _array_args(params, args):
+    """[(where, array)] for every array a launch passes: a pointer argument
+    (where: its index) or a pointer field of a struct argument (where:
+    (index, field name)), so each gets the treatment of a direct one."""
+    out = []
+    for i, (p, a) in enumerate(zip(params, args)):
+        if p.is_struct:
+            values = struct_values(p.name, p, a)
+            out += [
+                ((i, f.name), values[f.name])
+                for f in p.fields
+                if f.is_pointer and isinstance(values[f.name], np.ndarray)
+            ]
+        elif p.is_pointer and isinstance(a, np.ndarray):
+            out.append((i, a))
+    return out
+
+
+def _exact_buffers(arrays):
+    """{where: (array, copy)} for the arrays of ``arrays`` (see
+    :func:`_array_args`) that are views into larger buffers: AddressSanitizer
+    sees an overrun only at the end of an allocation, so each such array
+    runs on a copy of its own (copied back after the launch). Arrays that
+    overlap another are left as they are (a copy would break the aliasing
+    the kernel sees)."""
     out = {}
     for i, a in arrays:
         if a.base is None and a.flags.owndata:
@@ -495,6 +537,9 @@ class EmuModule:
                 sig.restype = ctypes.c_char_p
                 if i == 0:
                     self._check_signature(name, params, sig().decode())
+            if i == 0:
+                for sname, p in kernel_structs(self.kernels).items():
+                    self._check_layout(lib, sname, p)
             self._slots.append(lib)
         return self._slots[:k]
 
@@ -510,6 +555,27 @@ class EmuModule:
         for p, c in zip(params, codes):
             if p.code is None:
                 p.code = c
+
+    @staticmethod
+    def _compiled_layout(lib, sname):
+        fn = getattr(lib, f"nxg_layout__{sname}")
+        fn.restype = ctypes.c_char_p
+        size, *offsets = (int(x) for x in fn().decode().split(","))
+        return size, offsets
+
+    def _check_layout(self, lib, sname, p):
+        size, offsets = self._compiled_layout(lib, sname)
+        packed = [p.dtype.fields[f.name][1] for f in p.fields]
+        if size != p.dtype.itemsize or offsets != packed:
+            raise EmulationError(
+                f"struct {sname}: the compiler lays it out in {size} bytes at offsets {offsets}, "
+                f"the launchers pack {p.dtype.itemsize} bytes at {packed}"
+            )
+
+    def struct_layout(self, sname):
+        """(sizeof, [offsetof each field]) of kernel struct ``sname`` as the
+        C++ compiler lays it out."""
+        return self._compiled_layout(self._load_slots(1)[0], sname)
 
     def _block_order(self, opts, num_blocks):
         """The blocks' hand-out order (None: forward)."""

@@ -13,7 +13,10 @@ list first, because a mismatch (an int64 array for an ``int*``, a Python int
 for an ``int``) is silent corruption on the GPU: pass arrays of the declared
 element type and scalars as NumPy scalars of the declared type (a Python int
 may stand for a 64-bit integer, a float for a double, a bool for a bool, as
-CuPy passes them).
+CuPy passes them). A parameter of a struct type declared in the kernel file
+or its headers (a "state bundle") is passed as a dict of its fields by name,
+each held to the same rules; both back ends pack it in the struct's C layout
+(:func:`nx_gpumatch.gpu._source.pack_struct`).
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from nx_gpumatch.gpu._source import (
     kernel_source,
     kernels_dir,
     keyed_source,
+    pack_struct,
     parse_kernels,
     problem_defines,
+    struct_values,
 )
 
 __all__ = [
@@ -196,4 +201,15 @@ class _CupyKernel:
 
         args = tuple(args)
         check_args(self.name, self.params, args, cupy)
+        if any(p.is_struct for p in self.params):
+            args = tuple(
+                _device_struct(p, a) if p.is_struct else a for p, a in zip(self.params, args)
+            )
         self.raw(grid, block, args, shared_mem=shared_mem)
+
+
+def _device_struct(p, a):
+    """A struct argument for CuPy: a NumPy array of one record, which
+    ``RawKernel`` passes by value (its bytes), pointer fields holding the
+    arrays' device addresses."""
+    return pack_struct(p, struct_values(p.name, p, a), lambda f, x: x.data.ptr)

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import importlib
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,8 @@ __all__ = [
     "Param",
     "strip_comments",
     "check_args",
+    "struct_values",
+    "pack_struct",
 ]
 
 
@@ -176,53 +179,116 @@ _QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict"}
 
 
 class Param:
-    """One kernel parameter: ``code`` is the type code ("i4", "f8", ...; "p" in
-    front for a pointer, None when the type is not one of the known ones)."""
+    """One kernel parameter (or one field of a struct parameter): ``code`` is
+    the type code ("i4", "f8", ...; "p" in front for a pointer; "s" and the
+    size for a struct; None when the type is not one of the known ones).
+    A struct parameter has ``fields``, a Param per field, and ``dtype``, the
+    NumPy structured dtype of its layout (pointers as uint64)."""
 
-    __slots__ = ("name", "ctype", "code")
+    __slots__ = ("name", "ctype", "code", "fields", "dtype")
 
-    def __init__(self, name, ctype, code):
+    def __init__(self, name, ctype, code, fields=None):
         self.name = name
         self.ctype = ctype
         self.code = code
+        self.fields = fields
+        self.dtype = None
+        if fields is not None:
+            self.dtype = _struct_dtype(ctype, fields)
+            self.code = f"s{self.dtype.itemsize}"
 
     @property
     def is_pointer(self):
         return self.code is not None and self.code.startswith("p")
 
+    @property
+    def is_struct(self):
+        return self.fields is not None
+
     def __repr__(self):
         return f"Param({self.name!r}, {self.ctype!r}, {self.code!r})"
+
+
+def _struct_dtype(ctype, fields):
+    """The layout of a struct with ``fields`` under the C rules (each field at
+    its natural alignment, the size a multiple of the largest): NumPy's
+    ``align=True`` layout, which nvcc and g++ share for these types."""
+    formats = []
+    for f in fields:
+        if f.code is None or f.code[0] in "sv":
+            raise ValueError(
+                f"struct {ctype}: field {f.ctype} {f.name} is not a pointer or a plain scalar "
+                "(a kernel struct holds only those)"
+            )
+        formats.append(np.uint64 if f.is_pointer else np.dtype(f.code))
+    return np.dtype({"names": [f.name for f in fields], "formats": formats}, align=True)
 
 
 _KERNEL = re.compile(
     r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+'
     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)\s*\{"
 )
+_STRUCT = re.compile(r"\bstruct\s+(\w+)\s*\{([^{}]*)\}\s*;")
 
 
-def _param(text):
+def _param(text, structs=None):
     text = " ".join(text.replace("*", " * ").replace("&", " & ").split())
     words = text.split(" ")
     name = words[-1]
     stars = words.count("*")
     base = " ".join(w for w in words[:-1] if w not in _QUALIFIERS and w != "*")
+    ctype = text[: -len(name)].strip()
+    base = base[len("struct ") :] if base.startswith("struct ") else base
+    if structs and stars == 0 and base in structs:
+        return Param(name, base, None, fields=structs[base])
     code = _SCALARS.get(base)
     if stars == 1 and code is not None:
         code = "p" + code
     elif stars > 1:
         code = "pp8"
-    return Param(name, text[: -len(name)].strip(), code)
+    return Param(name, ctype, code)
+
+
+def _struct_fields(body):
+    """The fields of a struct body, a Param each; None when one is not a
+    plain ``type name;`` declaration (such a struct cannot be a kernel
+    parameter)."""
+    fields = []
+    for decl in body.split(";"):
+        decl = decl.strip()
+        if not decl:
+            continue
+        if re.search(r"[,\[\]:=(){}]", decl) or not re.search(r"\w\s*$", decl):
+            return None
+        fields.append(_param(decl))
+    return fields
+
+
+def parse_structs(src: str) -> dict[str, list[Param]]:
+    """``{struct name: [Param, ...]}`` for the structs declared in ``src`` and
+    in the headers of ``kernels/`` it includes, those made of plain
+    ``type name;`` fields only (the kind a kernel may take by value)."""
+    out = {}
+    for text in [src] + [h.read_text() for h in included_headers(src)]:
+        for m in _STRUCT.finditer(strip_comments(text)):
+            fields = _struct_fields(m.group(2))
+            if fields is not None:
+                out[m.group(1)] = fields
+    return out
 
 
 def parse_kernels(src: str) -> dict[str, list[Param]]:
     """``{kernel name: [Param, ...]}`` for every ``extern "C" __global__``
     definition. A ``__global__`` function without ``extern "C"`` is an error:
-    its name would be mangled and the launcher could not find it."""
+    its name would be mangled and the launcher could not find it. A parameter
+    whose type is a struct declared in the file or its headers (see
+    :func:`parse_structs`) has that struct's fields, read from the source."""
     code = strip_comments(src)
+    structs = parse_structs(src)
     kernels = {}
     for m in _KERNEL.finditer(code):
         body = m.group(2).strip()
-        params = [] if body in ("", "void") else [_param(p) for p in body.split(",")]
+        params = [] if body in ("", "void") else [_param(p, structs) for p in body.split(",")]
         kernels[m.group(1)] = params
     n_global = len(re.findall(r"\b__global__\b", code))
     if n_global != len(kernels):
@@ -246,53 +312,103 @@ def _dtype_fits(code, dtype):
     return dtype.kind == kind and dtype.itemsize == size
 
 
+def struct_values(where, p, a):
+    """The values of struct parameter ``p`` from ``a``, a mapping (or a
+    namedtuple) of exactly its field names: {field name: value}."""
+    if hasattr(a, "_asdict"):
+        a = a._asdict()
+    if not isinstance(a, Mapping):
+        raise TypeError(
+            f"{where}: a struct is passed as a mapping of its fields by name, got {type(a).__name__}"
+        )
+    names = [f.name for f in p.fields]
+    missing = [n for n in names if n not in a]
+    extra = sorted(str(k) for k in a if k not in names)
+    if missing or extra:
+        raise TypeError(
+            f"{where}: fields are ({', '.join(names)})"
+            + (f"; missing {', '.join(missing)}" if missing else "")
+            + (f"; unknown {', '.join(extra)}" if extra else "")
+        )
+    return a
+
+
 def check_args(name, params, args, xp):
     """Raise TypeError unless ``args`` match the kernel's parameters: arrays of
     ``xp`` (C-contiguous, of the declared element type; None for a null
     pointer) and scalars as NumPy scalars of the declared type (a Python int
     may stand for a 64-bit integer, a float for a double, a bool for a bool, as
-    CuPy passes them). A mismatch would be silent corruption on the GPU."""
+    CuPy passes them). A struct parameter is a mapping of its fields by name,
+    each held to the same rules. A mismatch would be silent corruption on the
+    GPU."""
     if len(args) != len(params):
         raise TypeError(
             f"kernel {name} takes {len(params)} arguments ({', '.join(p.name for p in params)}), got {len(args)}"
         )
     for i, (p, a) in enumerate(zip(params, args)):
         where = f"kernel {name}, argument {i} ({p.ctype} {p.name})"
-        if p.code is None:
-            continue  # a type the parser does not know: passed through unchecked
-        if p.is_pointer:
-            if a is None:
-                continue
-            if not isinstance(a, xp.ndarray):
-                raise TypeError(f"{where}: expected a {xp.__name__} array, got {type(a).__name__}")
-            if not a.flags.c_contiguous:
-                raise TypeError(f"{where}: array must be C-contiguous")
-            if p.code != "pp8" and not _dtype_fits(p.code[1:], a.dtype):
-                raise TypeError(f"{where}: array dtype {a.dtype} does not match the parameter type")
+        if not p.is_struct:
+            _check_value(where, p, a, xp)
             continue
-        kind, size = p.code[0], int(p.code[1:])
-        if isinstance(a, np.generic):
-            dt = a.dtype
-            if dt.kind != kind or dt.itemsize != size:
-                raise TypeError(
-                    f"{where}: got a numpy {dt}, expected a numpy scalar matching {p.ctype}"
-                )
-        elif isinstance(a, bool):
-            if kind != "b":
-                raise TypeError(f"{where}: got a bool")
-        elif isinstance(a, int):
-            # CuPy passes a Python int as a 64-bit signed integer
-            if not (kind in "iu" and size == 8):
-                np_name = {"i": "int", "u": "uint", "f": "float"}.get(kind, "?") + str(8 * size)
-                raise TypeError(
-                    f"{where}: a Python int is passed as 64 bits; pass numpy.{np_name}(...) instead"
-                )
-            if not -(2**63) <= a < 2**63:
-                raise TypeError(f"{where}: {a} does not fit in 64 bits")
-        elif isinstance(a, float):
-            if not (kind == "f" and size == 8):
-                raise TypeError(
-                    f"{where}: a Python float is passed as a double; pass numpy.float32(...) instead"
-                )
+        values = struct_values(where, p, a)
+        for f in p.fields:
+            _check_value(
+                f"{where}, field {p.name}.{f.name} ({f.ctype} {f.name})", f, values[f.name], xp
+            )
+
+
+def _check_value(where, p, a, xp):
+    if p.code is None:
+        return  # a type the parser does not know: passed through unchecked
+    if p.is_pointer:
+        if a is None:
+            return
+        if not isinstance(a, xp.ndarray):
+            raise TypeError(f"{where}: expected a {xp.__name__} array, got {type(a).__name__}")
+        if not a.flags.c_contiguous:
+            raise TypeError(f"{where}: array must be C-contiguous")
+        if p.code != "pp8" and not _dtype_fits(p.code[1:], a.dtype):
+            raise TypeError(f"{where}: array dtype {a.dtype} does not match the parameter type")
+        return
+    kind, size = p.code[0], int(p.code[1:])
+    if isinstance(a, np.generic):
+        dt = a.dtype
+        if dt.kind != kind or dt.itemsize != size:
+            raise TypeError(
+                f"{where}: got a numpy {dt}, expected a numpy scalar matching {p.ctype}"
+            )
+    elif isinstance(a, bool):
+        if kind != "b":
+            raise TypeError(f"{where}: got a bool")
+    elif isinstance(a, int):
+        # CuPy passes a Python int as a 64-bit signed integer
+        if not (kind in "iu" and size == 8):
+            np_name = {"i": "int", "u": "uint", "f": "float"}.get(kind, "?") + str(8 * size)
+            raise TypeError(
+                f"{where}: a Python int is passed as 64 bits; pass numpy.{np_name}(...) instead"
+            )
+        if not -(2**63) <= a < 2**63:
+            raise TypeError(f"{where}: {a} does not fit in 64 bits")
+    elif isinstance(a, float):
+        if not (kind == "f" and size == 8):
+            raise TypeError(
+                f"{where}: a Python float is passed as a double; pass numpy.float32(...) instead"
+            )
+    else:
+        raise TypeError(f"{where}: unsupported argument type {type(a).__name__}")
+
+
+def pack_struct(p, values, address):
+    """Struct parameter ``p`` packed as the kernel receives it: a NumPy
+    array of one record of ``p.dtype`` (the bytes a by-value argument
+    copies). ``values`` as :func:`check_args` accepted them; a pointer field
+    holds ``address(field, array)`` (0 for None)."""
+    rec = np.zeros(1, p.dtype)
+    for f in p.fields:
+        v = values[f.name]
+        if f.is_pointer:
+            rec[f.name] = 0 if v is None else address(f, v)
         else:
-            raise TypeError(f"{where}: unsupported argument type {type(a).__name__}")
+            # same bits as a direct argument: a Python int is 64 bits two's complement
+            rec[f.name] = np.asarray(v).astype(p.dtype.fields[f.name][0])
+    return rec

@@ -109,6 +109,15 @@ extern "C" __global__ void uninit(unsigned* out, int dyn_written)
         out[blockIdx.x] = s;
     }
 }
+struct Span {
+    const int* in;
+    int* out;
+    int n;
+};
+extern "C" __global__ void write_past(Span s)
+{
+    if (threadIdx.x == 0) s.out[s.n] = s.in[0];  // OVERRUN_FIELD
+}
 extern "C" __global__ void record_order(int* counter, int* order)
 {
     if (threadIdx.x == 0) order[atomicAdd(counter, 1)] = blockIdx.x;
@@ -133,6 +142,10 @@ if case == "shared":
 elif case == "global":
     big = np.arange(100, dtype=np.int32)
     m.get_function("read_past")((2,), (32,), (big[:64], out, np.int32(64 + EXTRA - 1)))
+elif case == "field":
+    big = np.zeros(100, dtype=np.int32)
+    span = dict(zip(("in", "out", "n"), (out, big[:64], np.int32(64 + EXTRA - 1))))
+    m.get_function("write_past")((1,), (32,), (span,))
 else:
     out = np.zeros(2, np.uint32)
     m.get_function("uninit")((2,), (32,), (out, np.int32(32 - EXTRA)), shared_mem=(32 - EXTRA) * 4)
@@ -142,13 +155,19 @@ print(out.tolist())
 
 @pytest.mark.parametrize(
     "case,tag",
-    [("shared", "OVERRUN_SHARED"), ("global", "OVERRUN_GLOBAL"), ("dynamic", "READ_DYN")],
+    [
+        ("shared", "OVERRUN_SHARED"),
+        ("global", "OVERRUN_GLOBAL"),
+        ("field", "OVERRUN_FIELD"),
+        ("dynamic", "READ_DYN"),
+    ],
 )
 def test_address_mode_reports_an_overrun_with_its_line(case, tag):
     """One element past a `__shared__` array, past a global array that is a
     view into a larger buffer (the argument runs on a copy of its own size),
-    past the launch's dynamic shared memory: each is reported with the line;
-    the same launch in bounds runs clean."""
+    a write past such a view passed as a field of a struct argument (the
+    same copy), past the launch's dynamic shared memory: each is reported
+    with the line; the same launch in bounds runs clean."""
     code = SYNTH_CHILD.replace("sys.argv[1]", repr(case))
     res = _run("address", code.replace("EXTRA", "1"))
     assert res.returncode == SANITIZER_EXITCODE, res.stderr[-4000:]

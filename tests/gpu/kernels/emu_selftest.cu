@@ -109,3 +109,27 @@ extern "C" __global__ void racy_count(int* counter, int reps)
         *(volatile int*)counter = v + 1;
     }
 }
+
+// A state bundle whose fields need padding between them (int before a
+// pointer, bool before a long long, float last): its layout must be the one
+// the launchers pack.
+struct Mixed {
+    int scale;
+    const long long* in;
+    bool negate;
+    long long n;
+    unsigned long long* out;
+    float bias;
+};
+
+// out[i] = (negate ? -1 : 1) * scale * in[i] + bias for i < n (grid-stride);
+// *written counts the entries.
+extern "C" __global__ void mixed_bundle(Mixed m, unsigned long long* written)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < m.n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long v = (m.negate ? -1 : 1) * (long long)m.scale * m.in[i];
+        m.out[i] = (unsigned long long)(v + (long long)m.bias);
+        atomicAdd(written, 1ull);
+    }
+}
