@@ -116,6 +116,25 @@ __device__ __forceinline__ long long warp_sum_i64(long long v)
     return v;
 }
 
+// ------------------------------------------------------------ state bundles
+// Kernels take related arrays as one struct passed by value (a "bundle"), so
+// no parameter list grows long. A bundle holds pointers and plain scalars
+// only, one `type name;` per field: nx_gpumatch/gpu/_source.py reads the
+// fields from here, host code passes the bundle as a dict of them by name,
+// and both back ends pack it in this layout (the emulation checks the
+// compiler agrees). Kernels copy the fields into __restrict__ locals.
+
+// One level of community detection as the Louvain and Leiden kernels read it:
+// the graph in CSR, each vertex's weight k (the degree for modularity, the
+// node weight for CPM) and res_over_m2 (resolution / 2m, or gamma for CPM).
+struct LevelGraph {
+    const long long* indptr;
+    const int* indices;
+    const double* w;
+    const double* k;
+    double res_over_m2;
+};
+
 // Adds v to a work counter (tests bound the work of a launch with it); a null
 // pointer means nobody counts.
 __device__ __forceinline__ void count_work(unsigned long long* work, long long v)

@@ -183,22 +183,56 @@ __device__ __forceinline__ int gather(const Group& gr, const Refinement& R, int 
     return cnt;
 }
 
-// Communities comms[0:count] (ids of the renumbered communities), one per
-// group of `width` threads (1 or 32; BLOCK / width groups per block,
-// grid-stride); community c holds members[cptr[c]:cptr[c+1]] in the vertex
-// order, comm[v] its community. On entry ref[v] = v, ra = k, rsize = 1,
-// ext[v] = weight of v's arcs inside its community, pos = -1. On exit ref
-// is the refined partition (pos is -1 again). Community c keeps its
+// The communities being refined: community c holds members[cptr[c]:cptr[c+1]]
+// in the vertex order, comm[v] is v's community and a[c] its weight.
+struct Communities {
+    const long long* cptr;
+    const int* members;
+    const int* comm;
+    const double* a;
+};
+
+// The refined partition and its scratch. On entry ref[v] = v, ra = k,
+// rsize = 1, ext[v] = weight of v's arcs inside its community, pos = -1. On
+// exit ref is the refined partition (pos is -1 again). Community c keeps its
 // candidates in buf_*[cptr[c]:cptr[c+1]] (a member has fewer distinct
 // sub-communities among its neighbours than the community has members), so
 // scratch is a slot per vertex, whatever the degrees.
-extern "C" __global__ void refine_communities(int count, const int* __restrict__ comms, int width, const long long* __restrict__ cptr,
-                       const int* __restrict__ members, const long long* __restrict__ indptr,
-                       const int* __restrict__ indices, const double* __restrict__ w, const double* __restrict__ k,
-                       const int* __restrict__ comm, const double* __restrict__ a, double res_over_m2, double theta,
-                       unsigned long long key, long long salt, int* ref, double* ra, int* rsize, double* ext, int* pos,
-                       int* buf_r, double* buf_w, double* buf_g)
+struct Refined {
+    int* ref;
+    double* ra;
+    int* rsize;
+    double* ext;
+    int* pos;
+    int* buf_r;
+    double* buf_w;
+    double* buf_g;
+};
+
+// Communities comms[0:count] (ids of the renumbered communities), one per
+// group of `width` threads (1 or 32; BLOCK / width groups per block,
+// grid-stride), on level lv; the random choice hashes (key, vertex, salt).
+extern "C" __global__ void refine_communities(int count, const int* __restrict__ comms, int width, LevelGraph lv,
+                                              Communities cs, Refined rf, double theta, unsigned long long key,
+                                              long long salt)
 {
+    const long long* __restrict__ indptr = lv.indptr;
+    const int* __restrict__ indices = lv.indices;
+    const double* __restrict__ w = lv.w;
+    const double* __restrict__ k = lv.k;
+    const double res_over_m2 = lv.res_over_m2;
+    const long long* __restrict__ cptr = cs.cptr;
+    const int* __restrict__ members = cs.members;
+    const int* __restrict__ comm = cs.comm;
+    const double* __restrict__ a = cs.a;
+    int* ref = rf.ref;
+    double* ra = rf.ra;
+    int* rsize = rf.rsize;
+    double* ext = rf.ext;
+    int* pos = rf.pos;
+    int* buf_r = rf.buf_r;
+    double* buf_w = rf.buf_w;
+    double* buf_g = rf.buf_g;
     __shared__ int lane_r[BLOCK];
     __shared__ double lane_w[BLOCK];
     const Group gr = {width, (int)threadIdx.x % width, (int)threadIdx.x - (int)threadIdx.x % width};

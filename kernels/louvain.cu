@@ -153,18 +153,48 @@ __device__ __forceinline__ void group_reduce(unsigned mask, int width, Cand& bes
     }
 }
 
+// The partition a batch's moves read and commit_moves updates: each vertex's
+// community, each community's weight a (sum of k) and size, each community's
+// priority (its vertex's place in the vertex order), each vertex's batch of
+// the sweep, and the flags of vertices to look at again.
+struct Partition {
+    int* comm;
+    double* a;
+    int* size;
+    const int* prio;
+    const int* batch;
+    unsigned char* active;
+};
+
+// The hash tables of compute_moves_block in global memory: the batch's vertex
+// i uses slots off[i] .. off[i+1] of key/val/rep. off null: the tables are in
+// shared memory.
+struct GlobalTables {
+    const long long* off;
+    int* key;
+    double* val;
+    int* rep;
+};
+
 // ------------------------------------------------------------ computeMove
 // Vertices verts[0:count] of one batch, `width` lanes each (4, 8, 16 or 32;
 // BLOCK / width vertices per block), each with a table of `slots` entries
 // (a prime above 1.5 times the bucket's largest degree) in dynamic shared
 // memory: slots doubles, then slots keys, then slots neighbours per vertex.
-extern "C" __global__ void compute_moves_group(int count, const int* __restrict__ verts, const long long* __restrict__ indptr,
-                                               const int* __restrict__ indices, const double* __restrict__ w,
-                                               const double* __restrict__ k, const int* __restrict__ comm,
-                                               const double* __restrict__ a, const int* __restrict__ size,
-                                               const int* __restrict__ prio, const int* __restrict__ batch,
-                                               unsigned char* active, double res_over_m2, int width, int slots, int* newc)
+extern "C" __global__ void compute_moves_group(int count, const int* __restrict__ verts, LevelGraph lv, Partition pt,
+                                               int width, int slots, int* newc)
 {
+    const long long* __restrict__ indptr = lv.indptr;
+    const int* __restrict__ indices = lv.indices;
+    const double* __restrict__ w = lv.w;
+    const double* __restrict__ k = lv.k;
+    const double res_over_m2 = lv.res_over_m2;
+    const int* __restrict__ comm = pt.comm;
+    const double* __restrict__ a = pt.a;
+    const int* __restrict__ size = pt.size;
+    const int* __restrict__ prio = pt.prio;
+    const int* __restrict__ batch = pt.batch;
+    unsigned char* active = pt.active;
     extern __shared__ double smem[];
     const int groups = BLOCK / width;
     const int g = threadIdx.x / width;
@@ -208,20 +238,29 @@ extern "C" __global__ void compute_moves_group(int count, const int* __restrict_
     if (lane == 0) newc[v] = decide(best, e_own, own, kv, scale, a);
 }
 
-// A whole block per vertex. Shared table (global_table == 0): `slots`
-// entries in dynamic shared memory as above. Global table: the batch's vertex
-// i uses slots table_off[i] .. table_off[i+1] of tkey/tval/trep
-// (a power of two of at least 1.5 times its degree). Blocks stride over the
-// batch.
-extern "C" __global__ void compute_moves_block(int count, const int* __restrict__ verts, const long long* __restrict__ indptr,
-                                               const int* __restrict__ indices, const double* __restrict__ w,
-                                               const double* __restrict__ k, const int* __restrict__ comm,
-                                               const double* __restrict__ a, const int* __restrict__ size,
-                                               const int* __restrict__ prio, const int* __restrict__ batch,
-                                               unsigned char* active, double res_over_m2, int slots, int global_table,
-                                               const long long* __restrict__ table_off, int* tkey, double* tval, int* trep,
-                                               int* newc)
+// A whole block per vertex. Shared table (gt.off null): `slots` entries in
+// dynamic shared memory as above. Global table: the batch's vertex i uses
+// slots gt.off[i] .. gt.off[i+1] of gt.key/val/rep (a power of two of at
+// least 1.5 times its degree). Blocks stride over the batch.
+extern "C" __global__ void compute_moves_block(int count, const int* __restrict__ verts, LevelGraph lv, Partition pt,
+                                               int slots, GlobalTables gt, int* newc)
 {
+    const long long* __restrict__ indptr = lv.indptr;
+    const int* __restrict__ indices = lv.indices;
+    const double* __restrict__ w = lv.w;
+    const double* __restrict__ k = lv.k;
+    const double res_over_m2 = lv.res_over_m2;
+    const int* __restrict__ comm = pt.comm;
+    const double* __restrict__ a = pt.a;
+    const int* __restrict__ size = pt.size;
+    const int* __restrict__ prio = pt.prio;
+    const int* __restrict__ batch = pt.batch;
+    unsigned char* active = pt.active;
+    const bool global_table = gt.off != nullptr;
+    const long long* __restrict__ table_off = gt.off;
+    int* tkey = gt.key;
+    double* tval = gt.val;
+    int* trep = gt.rep;
     extern __shared__ double smem[];
     __shared__ double red_score[WARPS], red_e[WARPS];
     __shared__ int red_prio[WARPS], red_comm[WARPS];
@@ -350,11 +389,16 @@ __device__ __forceinline__ double group_sum(double v, int width, unsigned mask, 
 // its neighbours are flagged dirty (inner weight to recompute) and the
 // neighbours active (to be looked at again), by all lanes of the row's group.
 // Flags only go from 0 to 1.
-extern "C" __global__ void commit_moves(int count, const int* __restrict__ verts, const int* __restrict__ newc, int* comm,
-                                        const double* __restrict__ k, double* a, int* size, const long long* __restrict__ indptr,
-                                        const int* __restrict__ indices, unsigned char* active, unsigned char* dirty, int* moved,
-                                        int width)
+extern "C" __global__ void commit_moves(int count, const int* __restrict__ verts, const int* __restrict__ newc, LevelGraph lv,
+                                        Partition pt, unsigned char* dirty, int* moved, int width)
 {
+    const long long* __restrict__ indptr = lv.indptr;
+    const int* __restrict__ indices = lv.indices;
+    const double* __restrict__ k = lv.k;
+    int* comm = pt.comm;
+    double* a = pt.a;
+    int* size = pt.size;
+    unsigned char* active = pt.active;
     const RowGroup rg = row_group(width);
     int mine = 0;
     ROW_LOOP(i, count, rg)
@@ -432,14 +476,27 @@ extern "C" __global__ void row_sums(int count, const int* __restrict__ verts, co
 }
 
 // ------------------------------------------------------------- aggregation
-// The arcs of rows verts[0:count] (one chunk of the aggregation), row i's
-// written from out_off[i] on: sort key cx[v] * K + cx[head] (cx: the new
-// vertex of each old one) and weight.
+// Where gather_arcs writes: row i's arcs from off[i] on, each with its sort
+// key cx[v] * K + cx[head] (cx: the new vertex of each old one) and weight.
+struct GatheredArcs {
+    const int* cx;
+    long long K;
+    const long long* off;
+    long long* keys;
+    double* vals;
+};
+
+// The arcs of rows verts[0:count] (one chunk of the aggregation), see
+// GatheredArcs.
 extern "C" __global__ void gather_arcs(int count, const int* __restrict__ verts, const long long* __restrict__ indptr,
-                                       const int* __restrict__ indices, const double* __restrict__ w,
-                                       const int* __restrict__ cx, long long K, const long long* __restrict__ out_off,
-                                       long long* keys, double* vals, int width)
+                                       const int* __restrict__ indices, const double* __restrict__ w, GatheredArcs out,
+                                       int width)
 {
+    const int* __restrict__ cx = out.cx;
+    const long long K = out.K;
+    const long long* __restrict__ out_off = out.off;
+    long long* keys = out.keys;
+    double* vals = out.vals;
     const RowGroup rg = row_group(width);
     ROW_LOOP(i, count, rg)
     {

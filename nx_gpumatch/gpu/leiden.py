@@ -98,14 +98,16 @@ def refine(xp, kernels, g, comm, prio, res_over_m2, theta, key, salt):
     buf_w = xp.empty(n, xp.float64)
     buf_g = xp.empty(n, xp.float64)
     kernel = mod.get_function("refine_communities")
+    # kernels/leiden.cu's Communities and Refined
+    cs = dict(cptr=cptr, members=members, comm=cc, a=a)
+    rf = dict(ref=ref, ra=ra, rsize=rsize, ext=ext, pos=pos, buf_r=buf_r, buf_w=buf_w, buf_g=buf_g)
+    draw = (np.float64(theta), np.uint64(key), np.int64(salt))
     for width, comms in refine_classes(xp, cptr, cc, g.indptr[1:] - g.indptr[:-1]):
         count = int(comms.shape[0])
         kernel(
             gl._grid(count, BLOCK // width),
             (BLOCK,),
-            (np.int32(count), comms, np.int32(width), cptr, members, g.indptr, g.indices, g.w)
-            + (g.k, cc, a, np.float64(res_over_m2), np.float64(theta), np.uint64(key))
-            + (np.int64(salt), ref, ra, rsize, ext, pos, buf_r, buf_w, buf_g),
+            (np.int32(count), comms, np.int32(width), g.bundle(res_over_m2), cs, rf, *draw),
         )
     return ref
 

@@ -48,6 +48,7 @@ Integer (or otherwise exactly summable) weights give reproducible results.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -69,6 +70,8 @@ __all__ = [
     "louvain_levels",
     "LouvainEngine",
     "optimise",
+    "Objective",
+    "Sweeps",
     "aggregate",
     "renumber",
     "degrees",
@@ -208,6 +211,16 @@ class _Level:
     @property
     def arcs(self):
         return int(self.indices.shape[0])
+
+    def bundle(self, res_over_m2):
+        """The level as kernels/common.cuh's LevelGraph (a kernel argument)."""
+        return dict(
+            indptr=self.indptr,
+            indices=self.indices,
+            w=self.w,
+            k=self.k,
+            res_over_m2=np.float64(res_over_m2),
+        )
 
     def classes(self):
         """All vertices by row width (see ROW_WIDTHS)."""
@@ -373,22 +386,16 @@ class LouvainEngine(CommunityEngine):
         (None: singletons). Returns (device comm, q, moves, sweeps)."""
         g = self.g
         thr, max_arcs, nbatch, rel_tol, confirm = self.rule.level(np.diff(g.indptr_host), g.arcs)
+        sweeps = Sweeps(thr, max_arcs, nbatch, int(self.rule.max_sweeps), rel_tol, confirm)
         return optimise(
             self.xp,
             self.mod,
             g,
-            self.order,
-            self.prio,
-            self.m2,
-            self.resolution,
-            thr,
-            max_arcs,
-            nbatch,
-            int(self.rule.max_sweeps),
+            (self.order, self.prio),
+            Objective(self.m2, self.resolution),
+            sweeps,
             init=init,
             table_bytes=self.table_bytes,
-            rel_tol=rel_tol,
-            confirm=confirm,
         )
 
     def renumber(self, comm):
@@ -465,27 +472,39 @@ def degrees(xp, mod, g):
 
 
 # ----------------------------------------------------------- optimisation
-def optimise(
-    xp,
-    mod,
-    g,
-    order,
-    prio,
-    m2,
-    resolution,
-    threshold,
-    max_arcs,
-    nbatch,
-    max_sweeps,
-    init=None,
-    table_bytes=None,
-    rel_tol=0.0,
-    confirm=True,
-):
-    """One level's sweeps (the CPU engine's ``optimise``) from the partition
-    ``init`` (host or device community ids below n; None: singletons), ending
-    by the CPU engine's rule (``rel_tol``, ``confirm``).
+class Objective(NamedTuple):
+    """What a level's moves maximise: ``m2`` (2m, twice the total weight)
+    and ``resolution``."""
+
+    m2: float
+    resolution: float
+
+
+class Sweeps(NamedTuple):
+    """A level's sweep schedule and end rule (the CPU engine's, see
+    :meth:`nx_gpumatch.community.schedule.SweepRule.level`): stop when a
+    sweep gains at most ``threshold`` (or ``rel_tol`` of the level's gain;
+    ``confirm``: only after a sweep over every vertex agrees), batches of at
+    most ``max_arcs`` arcs and ``nbatch`` batches, ``max_sweeps`` sweeps."""
+
+    threshold: float
+    max_arcs: int
+    nbatch: int
+    max_sweeps: int
+    rel_tol: float = 0.0
+    confirm: bool = True
+
+
+def optimise(xp, mod, g, order, objective, sweeps, init=None, table_bytes=None):
+    """One level's sweeps (the CPU engine's ``optimise``) on level ``g`` in
+    the vertex order ``order`` = (order, prio), from the partition ``init``
+    (host or device community ids below n; None: singletons), maximising
+    ``objective`` (an :class:`Objective`) on the schedule ``sweeps`` (a
+    :class:`Sweeps`).
     Returns (device comm, modularity, moves, sweeps)."""
+    order, prio = order
+    m2, resolution = objective
+    threshold, max_arcs, nbatch, max_sweeps, rel_tol, confirm = sweeps
     n = g.n
     group = mod.get_function("compute_moves_group")
     block = mod.get_function("compute_moves_block")
@@ -508,15 +527,13 @@ def optimise(
     classes = g.classes()
     inner_args = (g.indptr, g.indices, g.w, g.loop, comm, dirty, intra)
     launch_rows(intra_k, classes, inner_args)
-    res_over_m2 = np.float64(resolution / m2)
+    level = g.bundle(resolution / m2)
     sq = float(xp.sum(a * a))
     q = float(xp.sum(intra)) / m2 - resolution * sq / (m2 * m2)
     sched = Schedule(xp, g.indptr_host, order)
     budget_slots = max(1, table_budget(xp, table_bytes) // SLOT_BYTES)
     deg_d = xp.asarray(np.diff(g.indptr_host))
-    dummy_i64 = xp.zeros(1, xp.int64)
-    dummy_i32 = xp.zeros(1, xp.int32)
-    dummy_f64 = xp.zeros(1, xp.float64)
+    shared_tables = dict(off=None, key=None, val=None, rep=None)  # GlobalTables: none
     total = 0
     sweeps = 0
     all_active = True
@@ -527,24 +544,14 @@ def optimise(
         full, all_active = all_active, False  # the CPU engine's end-of-level rule
         keep = (comm.copy(), a.copy(), size.copy(), intra.copy())
         moved_d.fill(0)
+        # kernels/louvain.cu's Partition
+        part = dict(comm=comm, a=a, size=size, prio=prio_d, batch=batch, active=active)
         for lo, hi, b in batches:
             if hi == lo:
                 continue
             count = np.int32(hi - lo)
             vs = sverts[lo:hi]
-            state = (
-                g.indptr,
-                g.indices,
-                g.w,
-                g.k,
-                comm,
-                a,
-                size,
-                prio_d,
-                batch,
-                active,
-                res_over_m2,
-            )
+            state = (level, part)
             if b in GROUP_KERNELS:
                 width, slots = GROUP_KERNELS[b]
                 per_block = BLOCK // width
@@ -555,11 +562,10 @@ def optimise(
                     shared_mem=per_block * slots * 16,
                 )
             elif b != GLOBAL_BUCKET:
-                shared = (np.int32(BLOCK_SLOTS), np.int32(0), dummy_i64, dummy_i32, dummy_f64)
                 block(
                     (int(count),),
                     (BLOCK,),
-                    (count, vs, *state, *shared, dummy_i32, newc),
+                    (count, vs, *state, np.int32(BLOCK_SLOTS), shared_tables, newc),
                     shared_mem=BLOCK_SLOTS * 16,
                 )
             else:
@@ -567,8 +573,7 @@ def optimise(
             commit(
                 _grid(int(count), BLOCK // COMMIT_WIDTH[b]),
                 (BLOCK,),
-                (count, vs, newc, comm, g.k, a, size, g.indptr, g.indices, active, dirty, moved_d)
-                + (np.int32(COMMIT_WIDTH[b]),),
+                (count, vs, newc, *state, dirty, moved_d, np.int32(COMMIT_WIDTH[b])),
             )
         moved = int(to_host(moved_d)[0])
         if moved == 0:
@@ -612,11 +617,11 @@ def _moves_global_tables(xp, block, vs, deg_d, state, budget_slots, newc):
     trep = xp.empty(slots, xp.int32)
     for i, j in zip(bounds[:-1], bounds[1:]):
         count = np.int32(j - i)
-        table_off = xp.asarray(off[i : j + 1] - off[i])
+        tables = dict(off=xp.asarray(off[i : j + 1] - off[i]), key=tkey, val=tval, rep=trep)
         block(
             (min(int(count), MAX_GRID),),
             (BLOCK,),
-            (count, vs[i:j], *state, np.int32(0), np.int32(1), table_off, tkey, tval, trep, newc),
+            (count, vs[i:j], *state, np.int32(0), tables, newc),
         )
 
 
@@ -667,11 +672,14 @@ def aggregate(xp, mod, g, comm, newid, K, table_bytes=None):
         vals = xp.empty(total, xp.float64)
         for width, sel in width_classes(xp, rdeg):
             count = int(sel.shape[0])
+            out = dict(
+                cx=cx, K=np.int64(K), off=xp.ascontiguousarray(out_off[sel]), keys=keys, vals=vals
+            )
             gather(
                 _grid(count, BLOCK // width),
                 (BLOCK,),
-                (np.int32(count), xp.ascontiguousarray(rows[sel]), g.indptr, g.indices, g.w, cx)
-                + (np.int64(K), xp.ascontiguousarray(out_off[sel]), keys, vals, np.int32(width)),
+                (np.int32(count), xp.ascontiguousarray(rows[sel]), g.indptr, g.indices, g.w, out)
+                + (np.int32(width),),
             )
         keys[arcs:] = cx[lv].astype(xp.int64) * (K + 1)
         vals[arcs:] = 2.0 * g.loop[lv]

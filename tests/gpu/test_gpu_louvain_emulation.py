@@ -143,7 +143,11 @@ def test_chunked_run_equals_cpu(monkeypatch):
     )
     assert cpu == gpu and len(cpu) >= 2 and cpu[-1][1]["modularity"] > 0.25
     # the first sweep's global-table bucket: the three hubs, one launch each
-    tables = [args for name, _, args in log.calls if name == "compute_moves_block" and args[14]]
+    tables = [
+        args
+        for name, _, args in log.calls
+        if name == "compute_moves_block" and args[5]["off"] is not None
+    ]
     assert [int(args[0]) for args in tables[:3]] == [1, 1, 1]
     assert sorted(int(args[1][0]) for args in tables[:3]) == [0, 1, 2]
 
@@ -187,19 +191,8 @@ def test_star_hub_rows(big_star):
     cl.moves._compute_moves_seq(hub, 0, 1, lv, st, cl.Scratch(pos, bc, bj, bw), 1.0 / m2, 0.0)
     newc = np.full(n, -7, np.int32)
     active = np.ones(n, np.uint8)
-    state = (
-        g.indptr,
-        lev.indices,
-        lev.w,
-        k,
-        comm,
-        a,
-        size,
-        prio,
-        batch,
-        active,
-        np.float64(1 / m2),
-    )
+    part = dict(comm=comm, a=a, size=size, prio=prio, batch=batch, active=active)
+    state = (lev.bundle(1 / m2), part)
     gl._moves_global_tables(
         xp, mod.get_function("compute_moves_block"), hub, np.diff(g.indptr), state, 8, newc
     )
@@ -212,8 +205,7 @@ def test_star_hub_rows(big_star):
     a0 = a.copy()
     mod.get_function("commit_moves")(
         (1,), (gl.BLOCK,),
-        (np.int32(1), hub, newc, comm, k, a, size, g.indptr, lev.indices, active, dirty, moved,
-         np.int32(gl.COMMIT_WIDTH[gl.GLOBAL_BUCKET])),
+        (np.int32(1), hub, newc, *state, dirty, moved, np.int32(gl.COMMIT_WIDTH[gl.GLOBAL_BUCKET])),
     )  # fmt: skip
     assert moved[0] == 1 and comm[0] == c and active[1:].all() and dirty.all()
     assert a[0] == a0[0] - LEAVES and a[c] == a0[c] + LEAVES and size[0] == 0

@@ -53,9 +53,9 @@ class Counting:
 
             def call(grid, block, args, shared_mem=0):
                 if name == "compute_moves_group":
-                    self.seen.add((name, int(args[13]), int(args[14])))
+                    self.seen.add((name, int(args[4]), int(args[5])))
                 elif name == "compute_moves_block":
-                    self.seen.add((name, "global" if int(args[14]) else "shared"))
+                    self.seen.add((name, "shared" if args[5]["off"] is None else "global"))
                 elif name in ("commit_moves", "intra_weights", "segment_sums"):
                     self.seen.add((name, int(args[-1])))  # threads per row
                 else:
@@ -159,21 +159,8 @@ def check_compute_moves(seed):
         lo, hi = int(bptr[b]), int(bptr[b + 1])
         vs = np.ascontiguousarray(verts[lo:hi])
         count = np.int32(hi - lo)
-        common = (
-            count,
-            vs,
-            lev.indptr,
-            lev.indices,
-            lev.w,
-            lev.k,
-            comm,
-            a,
-            size,
-            prio,
-            batch,
-            got_active,
-            np.float64(r),
-        )
+        part = dict(comm=comm, a=a, size=size, prio=prio, batch=batch, active=got_active)
+        common = (count, vs, lev.bundle(r), part)
         if b in gl.GROUP_KERNELS:
             width, slots = gl.GROUP_KERNELS[b]
             per = gl.BLOCK // width
@@ -184,11 +171,11 @@ def check_compute_moves(seed):
                 shared_mem=per * slots * 16,
             )
         elif b == 5:
-            z64, z32, zf = np.zeros(1, np.int64), np.zeros(1, np.int32), np.zeros(1)
+            shared = dict(off=None, key=None, val=None, rep=None)
             mod.get_function("compute_moves_block")(
                 (int(count),),
                 (gl.BLOCK,),
-                common + (np.int32(gl.BLOCK_SLOTS), np.int32(0), z64, z32, zf, z32, got),
+                common + (np.int32(gl.BLOCK_SLOTS), shared, got),
                 shared_mem=gl.BLOCK_SLOTS * 16,
             )
         else:
@@ -200,11 +187,12 @@ def check_compute_moves(seed):
                 common
                 + (
                     np.int32(0),
-                    np.int32(1),
-                    off,
-                    np.empty(t, np.int32),
-                    np.empty(t),
-                    np.empty(t, np.int32),
+                    dict(
+                        off=off,
+                        key=np.empty(t, np.int32),
+                        val=np.empty(t),
+                        rep=np.empty(t, np.int32),
+                    ),
                     got,
                 ),
             )
