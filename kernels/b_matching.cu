@@ -261,6 +261,32 @@ extern "C" __global__ void bs_unqueue(int nq, const int* __restrict__ q, unsigne
     GRID_STRIDE(i, nq) need[q[i]] &= COUNT_MASK;
 }
 
+// The graph as bs_round reads it: rows (indptr, indices) and each arc's rank.
+struct RankedRows {
+    const long long* indptr;
+    const int* indices;
+    const int* arc_rank;
+};
+
+// Each vertex's suitor words (slots[sptr[v]:sptr[v+1]]) and the rank an
+// offer to it must beat (hint).
+struct Suitors {
+    const long long* sptr;
+    unsigned long long* slots;
+    int* hint;
+};
+
+// Each vertex's sorted batch of candidates in cbuf (inside its own arc range),
+// its cursor cpos .. cend in it, the rank below which batches were taken (clo)
+// and the size of the next batch (cnext).
+struct Candidates {
+    unsigned long long* cbuf;
+    long long* cpos;
+    long long* cend;
+    int* clo;
+    long long* cnext;
+};
+
 // One round of delayed b-Suitor: one warp per queued vertex u. Launch bounds:
 // at least 4 blocks per SM, which leaves ptxas up to 128 registers (with the
 // default heuristics it stopped at 64 and spilled). The warp reads
@@ -270,11 +296,20 @@ extern "C" __global__ void bs_unqueue(int nq, const int* __restrict__ q, unsigne
 // Displaced suitors go to the next round's queue. Only u's warp touches u's
 // cursor, and u is in a round's queue once.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 4)
-    bs_round(int nq, const int* __restrict__ q, const long long* __restrict__ indptr, const int* __restrict__ indices,
-             const int* __restrict__ arc_rank, const long long* __restrict__ sptr, unsigned long long* slots,
-             int* hint, unsigned long long* cbuf, long long* cpos, long long* cend, int* clo, long long* cnext,
-             unsigned long long* need, int* nextq, unsigned long long* qtail, unsigned long long* work)
+    bs_round(int nq, const int* __restrict__ q, RankedRows g, Suitors su, Candidates cd, unsigned long long* need,
+             int* nextq, unsigned long long* qtail, unsigned long long* work)
 {
+    const long long* __restrict__ indptr = g.indptr;
+    const int* __restrict__ indices = g.indices;
+    const int* __restrict__ arc_rank = g.arc_rank;
+    const long long* __restrict__ sptr = su.sptr;
+    unsigned long long* slots = su.slots;
+    int* hint = su.hint;
+    unsigned long long* cbuf = cd.cbuf;
+    long long* cpos = cd.cpos;
+    long long* cend = cd.cend;
+    int* clo = cd.clo;
+    long long* cnext = cd.cnext;
     __shared__ int hists[(BLOCK_SIZE / 32) * RADIX];
     const int lane = threadIdx.x & 31;
     int* hist = hists + (threadIdx.x >> 5) * RADIX;

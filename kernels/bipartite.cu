@@ -75,18 +75,26 @@ __device__ __forceinline__ void bfs_level(int depth, int ncols, const long long*
     }
 }
 
+// The search forest of a phase: each column's level, parent and root, each
+// row's predecessor column on a path, and per root whether its tree found one.
+struct Forest {
+    int* level;
+    int* parent;
+    int* root;
+    int* pred;
+    int* found;
+};
+
 extern "C" __global__ void bp_bfs(int depth, int ncols, const long long* __restrict__ cptr,
-                                  const int* __restrict__ crows, int* rmatch, int* level, int* parent,
-                                  int* root, int* pred, int* found, int* flags)
+                                  const int* __restrict__ crows, int* rmatch, Forest f, int* flags)
 {
-    bfs_level<false>(depth, ncols, cptr, crows, rmatch, level, parent, root, pred, found, flags);
+    bfs_level<false>(depth, ncols, cptr, crows, rmatch, f.level, f.parent, f.root, f.pred, f.found, flags);
 }
 
 extern "C" __global__ void bp_bfs_wr(int depth, int ncols, const long long* __restrict__ cptr,
-                                     const int* __restrict__ crows, int* rmatch, int* level, int* parent,
-                                     int* root, int* pred, int* found, int* flags)
+                                     const int* __restrict__ crows, int* rmatch, Forest f, int* flags)
 {
-    bfs_level<true>(depth, ncols, cptr, crows, rmatch, level, parent, root, pred, found, flags);
+    bfs_level<true>(depth, ncols, cptr, crows, rmatch, f.level, f.parent, f.root, f.pred, f.found, flags);
 }
 
 // ALTERNATE: the thread of an endpoint row whose path first claims its tree's

@@ -162,11 +162,41 @@ extern "C" __global__ void suitor_mates(int n, const unsigned long long* __restr
 // A row longer than WIDE_ROW is not walked here: its vertex is queued for
 // ld_candidates_wide (wl_wide[0:sizes[4]]), where a block finds its first
 // unmatched neighbour, however many matched ones come before it.
-extern "C" __global__ void ld_candidates(int n, int p, const int* __restrict__ wl, long long* sizes,
-                                         const long long* __restrict__ sptr, const int* __restrict__ snbr,
-                                         long long* head, const long long* __restrict__ mate, int* cand,
-                                         int* wl_wide, long long* rounds, unsigned long long* work)
+//
+// Kernels that walk rows take the round's worklists as a Worklists and the
+// vertices' state as a LocalMax (see there).
+
+// Worklist q (q = 0, 1) is wl + q * n, of sizes[q] entries; this round's is p.
+// sizes[2]: vertices matched this round, sizes[3], sizes[4]: the long rows
+// left to ld_push_wide and to ld_candidates_wide.
+struct Worklists {
+    int* wl;
+    long long* sizes;
+    int n;
+    int p;
+};
+
+// Each vertex's row sorted best first (sptr, snbr), the next arc it looks at
+// (head), its mate, its candidate and the stamp of its last queuing.
+struct LocalMax {
+    const long long* sptr;
+    const int* snbr;
+    long long* head;
+    long long* mate;
+    int* cand;
+    long long* stamp;
+};
+
+extern "C" __global__ void ld_candidates(Worklists q, LocalMax st, int* wl_wide, long long* rounds, unsigned long long* work)
 {
+    const int n = q.n, p = q.p;
+    const int* __restrict__ wl = q.wl;
+    long long* sizes = q.sizes;
+    const long long* __restrict__ sptr = st.sptr;
+    const int* __restrict__ snbr = st.snbr;
+    long long* head = st.head;
+    const long long* __restrict__ mate = st.mate;
+    int* cand = st.cand;
     const long long size = sizes[p];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         sizes[p ^ 1] = 0;  // the next worklist: filled by this round's ld_push
@@ -267,12 +297,17 @@ __device__ __forceinline__ void ld_push_arc(int x, int a, long long round, int* 
     out[atomicAdd((unsigned long long*)(sizes + (p ^ 1)), 1ull)] = x;
 }
 
-extern "C" __global__ void ld_push(int n, int p, long long round, int* wl, long long* sizes,
-                                   const long long* __restrict__ sptr, const int* __restrict__ snbr,
-                                   const long long* __restrict__ mate, const int* __restrict__ cand,
-                                   long long* stamp, const int* __restrict__ matched, int* wl_wide,
+extern "C" __global__ void ld_push(Worklists q, long long round, LocalMax st, const int* __restrict__ matched, int* wl_wide,
                                    unsigned long long* work)
 {
+    const int n = q.n, p = q.p;
+    int* wl = q.wl;
+    long long* sizes = q.sizes;
+    const long long* __restrict__ sptr = st.sptr;
+    const int* __restrict__ snbr = st.snbr;
+    const long long* __restrict__ mate = st.mate;
+    const int* __restrict__ cand = st.cand;
+    long long* stamp = st.stamp;
     int* out = wl + (long long)(p ^ 1) * n;
     long long read = 0;
     GRID_STRIDE(i, sizes[2])
@@ -291,11 +326,17 @@ extern "C" __global__ void ld_push(int n, int p, long long round, int* wl, long 
 // The long rows ld_push left (wl_wide[0:sizes[3]]): a block per row, blocks
 // striding over them. wide_rows counts the rows taken here.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
-    ld_push_wide(int n, int p, long long round, int* wl, long long* sizes, const long long* __restrict__ sptr,
-                 const int* __restrict__ snbr, const long long* __restrict__ mate, const int* __restrict__ cand,
-                 long long* stamp, const int* __restrict__ wl_wide, unsigned long long* wide_rows,
-                 unsigned long long* work)
+    ld_push_wide(Worklists q, long long round, LocalMax st, const int* __restrict__ wl_wide,
+                 unsigned long long* wide_rows, unsigned long long* work)
 {
+    const int n = q.n, p = q.p;
+    int* wl = q.wl;
+    long long* sizes = q.sizes;
+    const long long* __restrict__ sptr = st.sptr;
+    const int* __restrict__ snbr = st.snbr;
+    const long long* __restrict__ mate = st.mate;
+    const int* __restrict__ cand = st.cand;
+    long long* stamp = st.stamp;
     int* out = wl + (long long)(p ^ 1) * n;
     const long long count = sizes[3];
     for (long long i = blockIdx.x; i < count; i += gridDim.x) {
@@ -440,6 +481,22 @@ __device__ __forceinline__ Choice group_min(Choice c, int width, Choice* warp_be
     return c;
 }
 
+// What rb_choose reads and keeps: the rows (indptr) and each vertex's live
+// arcs (lnbr, lrank up to live_end), mate, colour and choice (sigma), and the
+// run's constants: the seed of the hashed keys and whether the keys are the
+// arcs' ranks (weighted) instead.
+struct RedBlue {
+    const long long* indptr;
+    int* lnbr;
+    int* lrank;
+    long long* live_end;
+    const long long* mate;
+    signed char* color;
+    int* sigma;
+    unsigned long long seed;
+    int weighted;
+};
+
 // side = RB_BLUE: blue vertices choose a red neighbour; side = RB_RED: red
 // vertices choose among the blue neighbours that chose them. Vertices
 // rows[0:count] (rows null: 0..count-1), `width` threads each. A vertex with no live arc left is
@@ -447,11 +504,18 @@ __device__ __forceinline__ Choice group_min(Choice c, int width, Choice* warp_be
 // changes its own colour (from `side` to DONE, which no thread of the same
 // launch tests for) and its own row copy.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
-    rb_choose(int count, const int* __restrict__ rows, int width, const long long* __restrict__ indptr, int* lnbr,
-              int* lrank, long long* live_end, const long long* __restrict__ mate, signed char* color, int* sigma,
-              unsigned long long seed, long long rnd, int weighted, int side, unsigned long long* alive,
-              const int* __restrict__ stop, unsigned long long* work)
+    rb_choose(int count, const int* __restrict__ rows, int width, RedBlue rb, long long rnd, int side,
+              unsigned long long* alive, const int* __restrict__ stop, unsigned long long* work)
 {
+    const long long* __restrict__ indptr = rb.indptr;
+    int* lnbr = rb.lnbr;
+    int* lrank = rb.lrank;
+    long long* live_end = rb.live_end;
+    const long long* __restrict__ mate = rb.mate;
+    signed char* color = rb.color;
+    int* sigma = rb.sigma;
+    const unsigned long long seed = rb.seed;
+    const int weighted = rb.weighted;
     __shared__ int warp_counts[BLOCK_SIZE / 32];
     __shared__ Choice warp_best[BLOCK_SIZE / 32];
     if (*stop) return;

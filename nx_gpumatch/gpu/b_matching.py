@@ -93,6 +93,10 @@ def b_suitor(dg, cap, *, backend="cupy", stats=None):
     arc_rank = dg.arc_rank()
     nq = int(q.shape[0])
     q = xp.concatenate([q, xp.empty(n - nq, xp.int32)])
+    # kernels/b_matching.cu's RankedRows, Suitors and Candidates
+    rows = dict(indptr=dg.indptr, indices=dg.indices, arc_rank=arc_rank)
+    suitors = dict(sptr=sptr, slots=slots, hint=hint)
+    cands = dict(cbuf=cbuf, cpos=cpos, cend=cend, clo=clo, cnext=cnext)
     rounds = 0
     while nq > 0:
         rounds += 1
@@ -102,25 +106,7 @@ def b_suitor(dg, cap, *, backend="cupy", stats=None):
         round_k(
             _grid(nq, BLOCK // 32),
             (BLOCK,),
-            (
-                nqi,
-                q,
-                dg.indptr,
-                dg.indices,
-                arc_rank,
-                sptr,
-                slots,
-                hint,
-                cbuf,
-                cpos,
-                cend,
-                clo,
-                cnext,
-                need,
-                nextq,
-                qtail,
-                work,
-            ),
+            (nqi, q, rows, suitors, cands, need, nextq, qtail, work),
         )
         q, nextq = nextq, q
         nq = int(qtail[0])

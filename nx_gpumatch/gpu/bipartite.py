@@ -59,6 +59,9 @@ def run(bi, rmatch, cmatch, *, full=True, wr=True, layout="ct", backend="cupy", 
     fix = mod.get_function("bp_fix_matching")
     gc, gr = (_grid(nc, block, layout),), (_grid(nr, block, layout),)
     n_c, n_r = np.int32(nc), np.int32(nr)
+    forest = dict(
+        level=level, parent=parent, root=root, pred=pred, found=found
+    )  # bipartite.cu's Forest
     phases = 0
     while True:
         init(gc, (block,), (n_c, d_cmatch, level, parent, root, found, owner))
@@ -66,23 +69,7 @@ def run(bi, rmatch, cmatch, *, full=True, wr=True, layout="ct", backend="cupy", 
         any_path = False
         while True:
             flags[:] = 0
-            bfs(
-                gc,
-                (block,),
-                (
-                    np.int32(depth),
-                    n_c,
-                    cptr,
-                    crows,
-                    d_rmatch,
-                    level,
-                    parent,
-                    root,
-                    pred,
-                    found,
-                    flags,
-                ),
-            )
+            bfs(gc, (block,), (np.int32(depth), n_c, cptr, crows, d_rmatch, forest, flags))
             inserted, got = (int(x) for x in to_host(flags))
             any_path = any_path or bool(got)
             if not inserted or (got and not full):

@@ -166,6 +166,8 @@ def local_max(dg, *, backend="cupy", stats=None, rounds_per_sync=ROUNDS_PER_SYNC
     rounds = xp.zeros(1, xp.int64)
     work = _work_counter(xp, stats)
     nn = np.int32(n)
+    # kernels/matching.cu's LocalMax, the same every round
+    state = dict(sptr=sptr, snbr=snbr, head=head, mate=mate, cand=cand, stamp=stamp)
     rnd = 0
     syncs = 0
     size = n
@@ -177,11 +179,8 @@ def local_max(dg, *, backend="cupy", stats=None, rounds_per_sync=ROUNDS_PER_SYNC
         for _ in range(batch):
             p = np.int32(rnd & 1)
             r = np.int64(rnd)
-            candidates(
-                grid,
-                (BLOCK,),
-                (nn, p, wl, sizes, sptr, snbr, head, mate, cand, wl_cand_wide, rounds, work),
-            )
+            lists = dict(wl=wl, sizes=sizes, n=nn, p=p)
+            candidates(grid, (BLOCK,), (lists, state, wl_cand_wide, rounds, work))
             if wide_grid:
                 candidates_wide(
                     wide_grid,
@@ -189,17 +188,9 @@ def local_max(dg, *, backend="cupy", stats=None, rounds_per_sync=ROUNDS_PER_SYNC
                     (sizes, wl_cand_wide, sptr, snbr, head, mate, cand, wide_rows, work),
                 )
             match(grid, (BLOCK,), (nn, p, r, wl, sizes, cand, stamp, mate, matched))
-            push(
-                grid,
-                (BLOCK,),
-                (nn, p, r, wl, sizes, sptr, snbr, mate, cand, stamp, matched, wl_wide, work),
-            )
+            push(grid, (BLOCK,), (lists, r, state, matched, wl_wide, work))
             if wide_grid:
-                push_wide(
-                    wide_grid,
-                    (BLOCK,),
-                    (nn, p, r, wl, sizes, sptr, snbr, mate, cand, stamp, wl_wide, wide_rows, work),
-                )
+                push_wide(wide_grid, (BLOCK,), (lists, r, state, wl_wide, wide_rows, work))
             rnd += 1
         syncs += 1
         size = int(sizes[rnd & 1])
@@ -253,7 +244,9 @@ def red_blue(
     threshold = np.uint64(P_BLUE * 18446744073709551615.0)
     grid = _grid(n)
     nn = np.int32(n)
-    w = np.int32(1 if weighted else 0)
+    # kernels/matching.cu's RedBlue
+    rb = dict(indptr=dg.indptr, lnbr=lnbr, lrank=lrank, live_end=live_end, mate=mate, color=color)
+    rb.update(sigma=sigma, seed=seed64, weighted=np.int32(1 if weighted else 0))
     classes = [
         (_grid(count * width), np.int32(count), rows, np.int32(width))
         for width, count, rows in red_blue_classes(dg)
@@ -271,8 +264,7 @@ def red_blue(
                     choose(
                         cgrid,
                         (BLOCK,),
-                        (count, rows, width, dg.indptr, lnbr, lrank, live_end, mate, color)
-                        + (sigma, seed64, r, w, np.int32(side), alive, stop, work),
+                        (count, rows, width, rb, r, np.int32(side), alive, stop, work),
                     )
             check((1,), (32,), (r, alive, stop, rounds))
             marry(grid, (BLOCK,), (nn, color, sigma, mate, stop))
