@@ -287,3 +287,26 @@ def watts_strogatz(n, k=6, p=0.1, seed=0, weights="uniform"):
         new_v[moving[bad]] = v[moving[bad]]
         moving = moving[bad]
     return Graph.from_arrays(u, new_v, _weights(rng, u.size, weights), num_nodes=n)
+
+
+__all__ += ["GRAPH_KINDS", "generate"]
+
+# Graph kinds of :func:`generate`, as benchmarks name them.
+GRAPH_KINDS = ("random", "chung_lu", "barabasi_albert", "watts_strogatz")
+
+
+def generate(kind, n, m, seed=0, weights="uniform"):
+    """A graph of ``kind`` (:data:`GRAPH_KINDS`) with n vertices and about m
+    edges: the random graph draws m pairs; Chung-Lu has average degree 2m / n
+    (exponent 2.5); Barabasi-Albert joins each vertex to round(m / n) earlier
+    ones; Watts-Strogatz has ring degree 2 round(m / n) and rewires 10%."""
+    if kind == "random":
+        return random_graph(n, m, seed=seed, weights=weights)
+    per_vertex = max(1, int(round(m / max(n, 1))))
+    if kind == "chung_lu":
+        return chung_lu(n, 2 * m / max(n, 1), 2.5, seed=seed, weights=weights)
+    if kind == "barabasi_albert":
+        return barabasi_albert(n, per_vertex, seed=seed, weights=weights)
+    if kind == "watts_strogatz":
+        return watts_strogatz(n, 2 * per_vertex, 0.1, seed=seed, weights=weights)
+    raise ValueError(f"unknown graph kind {kind!r}; expected one of {GRAPH_KINDS}")

@@ -79,3 +79,30 @@ def test_unknown_benchmark_is_a_usage_error(capsys):
     assert main(["benchmark", "quantum"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "quantum" in err[0]
+
+
+def test_matching_benchmark_graph_kinds(capsys):
+    # One table per (graph, weights) pair, each with the same matching as NetworKit's.
+    pytest.importorskip("networkit")
+    argv = ["--n", "400", "--m", "1600", "--repeat", "1", "--suitor-only"]
+    argv += ["--graph", "chung_lu,watts_strogatz", "--weights", "unit,small_int"]
+    assert main(["benchmark", "matching", *argv]) == 0
+    out = capsys.readouterr().out
+    titles = [line for line in out.splitlines() if " graph n=400 " in line]
+    pairs = [(t.split()[0], t.split(", ")[1]) for t in titles]
+    assert pairs == [
+        (kind, f"{weights} weights")
+        for kind in ("chung_lu", "watts_strogatz")
+        for weights in ("unit", "small_int")
+    ]
+    for line in out.splitlines():
+        if line.startswith("weight "):
+            ours, theirs = line.split()[1], line.split()[-1]
+            assert ours == theirs
+
+
+def test_matching_benchmark_unknown_graph_kind(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["benchmark", "matching", "--graph", "random,lattice"])
+    assert exc.value.code == 2
+    assert "lattice" in capsys.readouterr().err

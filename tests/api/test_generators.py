@@ -144,3 +144,13 @@ def test_too_large_is_refused_before_drawing():
         G.barabasi_albert(2**31, 2)
     with pytest.raises(ValueError, match="2\\*\\*31"):
         G.watts_strogatz(2**31, 2)
+
+
+@pytest.mark.parametrize("kind", G.GRAPH_KINDS)
+def test_generate_kinds(kind):
+    g = G.generate(kind, 2000, 8000, seed=1, weights="unit")
+    assert g.num_nodes == 2000
+    assert 0.9 * 8000 <= g.num_edges <= 8000
+    assert np.all(g.edge_weight == 1)
+    with pytest.raises(ValueError, match="unknown graph kind"):
+        G.generate("lattice", 10, 20)
