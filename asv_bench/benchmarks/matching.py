@@ -64,3 +64,40 @@ class Preprocessing:
     def time_edge_ranking(self, size):
         # a copy with the same weights starts with an empty cache
         self.g.with_weights(self.g.edge_weight).arc_rank()
+
+
+STANDIN = (200_000, 1_600_000)  # vertices, about the edges of each graph kind
+WEIGHTS = ["uniform", "unit", "small_int"]
+
+
+def _standin(kind, weights, n=STANDIN[0], m=STANDIN[1]):
+    g = generators.generate(kind, n, m, seed=0, weights=weights)
+    g.arc_rank()
+    return g
+
+
+class MatchingGraphKinds:
+    """The ½-approximate matchings on power-law, preferential-attachment and
+    small-world graphs beside the random graph, with unit and small-integer
+    weights (the ties of unweighted real graphs) beside uniform ones."""
+
+    params = (list(generators.GRAPH_KINDS), WEIGHTS, ["suitor", "local_max"])
+    param_names = ["graph", "weights", "algorithm"]
+    timeout = 600
+
+    def setup_cache(self):
+        return {(k, w): _standin(k, w) for k in generators.GRAPH_KINDS for w in WEIGHTS}
+
+    def setup(self, graphs, kind, weights, algorithm):
+        self.g = graphs[(kind, weights)]
+        self.algorithm = algorithm
+        self.run()  # compile / load kernels
+
+    def run(self):
+        return gm.max_weight_matching(self.g, algorithm=self.algorithm, device="cpu")
+
+    def time_matching(self, graphs, kind, weights, algorithm):
+        self.run()
+
+    def track_weight(self, graphs, kind, weights, algorithm):
+        return gm.matching_weight(self.g, self.run())

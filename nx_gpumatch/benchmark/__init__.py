@@ -22,6 +22,7 @@ PROBLEMS = (
     "cold_start",
     "scaling",
     "cpm",
+    "realgraphs",
 )
 # Anchor packages (the 'bench' extra) each benchmark imports, checked before it
 # measures anything: a missing one would otherwise end the run midway.

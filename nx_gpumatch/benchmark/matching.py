@@ -1,6 +1,12 @@
 """Matching benchmark: the 1M-vertex, 8M-edge random graph against NetworKit.
 
     python -m nx_gpumatch.benchmark matching [--n N] [--m M] [--repeat R]
+        [--graph random,chung_lu,barabasi_albert,watts_strogatz] [--weights uniform,unit,small_int]
+
+``--graph`` and ``--weights`` take comma-separated lists; each (graph, weights)
+pair gets its table (see :func:`nx_gpumatch.generators.generate` for the kinds:
+power-law, preferential-attachment and small-world stand-ins for real graphs;
+"unit" and "small_int" weights give the ties of unweighted real graphs).
 
 Every time is the median of R runs in this process, on a prebuilt Graph (and a
 prebuilt NetworKit graph). local_max, greedy and red_blue use the edge ranking
@@ -27,6 +33,7 @@ import numpy as np
 
 import nx_gpumatch as gm
 from nx_gpumatch.benchmark import median_time, networkit_graph, paired_ratios
+from nx_gpumatch.generators import GRAPH_KINDS
 
 LATENCY_SCRIPT = (
     "import time; t = time.perf_counter(); import nx_gpumatch as gm; from nx_gpumatch import generators; "
@@ -53,17 +60,73 @@ def main(argv):
         action="store_true",
         help="time only Suitor against NetworKit (skip the other algorithms and conversions)",
     )
+    ap.add_argument(
+        "--graph",
+        default="random",
+        help=f"comma-separated graph kinds among {','.join(GRAPH_KINDS)} (default random)",
+    )
+    ap.add_argument(
+        "--weights",
+        default="uniform",
+        help="comma-separated weight kinds among uniform, unit, small_int, integer (default uniform)",
+    )
     args = ap.parse_args(argv)
+    kinds = _names(ap, "--graph", args.graph, GRAPH_KINDS)
+    weight_kinds = _names(
+        ap, "--weights", args.weights, ("uniform", "unit", "small_int", "integer")
+    )
 
-    import networkit as nk
     import pandas as pd
 
-    from nx_gpumatch import Graph, cpu, generators
+    from nx_gpumatch import Graph, generators
 
     r = args.repeat
-    print(f"random graph n={args.n:,} m={args.m:,} (seed 0), median of {r} runs")
+    g = None
+    for kind in kinds:
+        for weights in weight_kinds:
+            g = generators.generate(kind, args.n, args.m, seed=0, weights=weights)
+            table(g, f"{kind} graph n={args.n:,} m={args.m:,} (seed 0), {weights} weights", args)
+    if args.suitor_only:
+        return 0
+
+    # Conversions.
+    df = pd.DataFrame({"source": g.edge_src, "target": g.edge_dst, "weight": g.edge_weight})
+    t_df, _ = median_time(lambda: Graph.from_pandas(df), max(1, r // 2), warmup=0)
+    t_arr, _ = median_time(
+        lambda: Graph.from_arrays(g.edge_src, g.edge_dst, g.edge_weight, num_nodes=g.num_nodes),
+        max(1, r // 2),
+        warmup=0,
+    )
+    small = generators.random_graph(args.nx_n, args.nx_m, seed=0)
+    G = small.to_networkx()
+    t_nx, _ = median_time(lambda: Graph.from_networkx(G), 1, warmup=0)
+    print(
+        f"conversion: DataFrame ({g.num_edges:,} edges) {t_df:.3f} s; arrays {t_arr:.3f} s; "
+        f"networkx graph ({small.num_edges:,} edges) {t_nx:.3f} s ({small.num_edges / t_nx / 1e6:.2f} M edges/s)"
+    )
+
+    # First-call latency in a fresh process with a warm Numba cache.
+    subprocess.run([sys.executable, "-c", LATENCY_SCRIPT], check=True, capture_output=True)
+    walls = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", LATENCY_SCRIPT], check=True, capture_output=True)
+        walls.append(time.perf_counter() - t0)
+    print(
+        f"fresh process, warm cache: python start + import + 1,000-edge Suitor {np.median(walls):.2f} s wall (median of 3)"
+    )
+    return 0
+
+
+def table(g, title, args):
+    """Time the matchings on Graph g against NetworKit and print their table."""
+    import networkit as nk
+
+    from nx_gpumatch import cpu
+
+    r = args.repeat
+    print(f"{title}, median of {r} runs")
     print(f"  load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
-    g = generators.random_graph(args.n, args.m, seed=0)
     nkg = networkit_graph(g)
     print(
         f"  {g.num_edges:,} distinct edges; NetworKit {nk.__version__} with {nk.getMaxNumberOfThreads()} threads"
@@ -128,36 +191,18 @@ def main(argv):
     print(f"  load average after the timings: {os.getloadavg()[0]:.2f}")
     if args.suitor_only:
         print(f"weight {our_weight:.6f} vs NetworKit {nk_weight:.6f}")
-        return 0
+        return
     same = all(np.array_equal(results["suitor"], results[a]) for a in ("local_max", "greedy"))
     print(
         f"suitor = local_max = greedy: {same}; weight {our_weight:.6f} vs NetworKit {nk_weight:.6f}"
     )
 
-    # Conversions.
-    df = pd.DataFrame({"source": g.edge_src, "target": g.edge_dst, "weight": g.edge_weight})
-    t_df, _ = median_time(lambda: Graph.from_pandas(df), max(1, r // 2), warmup=0)
-    t_arr, _ = median_time(
-        lambda: Graph.from_arrays(g.edge_src, g.edge_dst, g.edge_weight, num_nodes=g.num_nodes),
-        max(1, r // 2),
-        warmup=0,
-    )
-    small = generators.random_graph(args.nx_n, args.nx_m, seed=0)
-    G = small.to_networkx()
-    t_nx, _ = median_time(lambda: Graph.from_networkx(G), 1, warmup=0)
-    print(
-        f"conversion: DataFrame ({g.num_edges:,} edges) {t_df:.3f} s; arrays {t_arr:.3f} s; "
-        f"networkx graph ({small.num_edges:,} edges) {t_nx:.3f} s ({small.num_edges / t_nx / 1e6:.2f} M edges/s)"
-    )
 
-    # First-call latency in a fresh process with a warm Numba cache.
-    subprocess.run([sys.executable, "-c", LATENCY_SCRIPT], check=True, capture_output=True)
-    walls = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", LATENCY_SCRIPT], check=True, capture_output=True)
-        walls.append(time.perf_counter() - t0)
-    print(
-        f"fresh process, warm cache: python start + import + 1,000-edge Suitor {np.median(walls):.2f} s wall (median of 3)"
-    )
-    return 0
+def _names(ap, option, text, allowed):
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in names if x not in allowed]
+    if bad or not names:
+        ap.error(
+            f"{option}: unknown {', '.join(bad) or 'empty list'}; choose among {', '.join(allowed)}"
+        )
+    return names

@@ -65,6 +65,16 @@ def test_matching_quick():
         b.setup(graphs, "tiny", algorithm)
         b.time_matching(graphs, "tiny", algorithm)
         assert b.track_weight(graphs, "tiny", algorithm) > 0
+    kinds = mod.MatchingGraphKinds
+    graphs = {
+        (k, w): mod._standin(k, w, 300, 1200) for k in kinds.params[0] for w in kinds.params[1]
+    }
+    for key in graphs:
+        for algorithm in kinds.params[2]:
+            b = kinds()
+            b.setup(graphs, *key, algorithm)
+            b.time_matching(graphs, *key, algorithm)
+            assert b.track_weight(graphs, *key, algorithm) > 0
     p = mod.Preprocessing()
     p.setup("200/800")
     p.time_build_graph("200/800")
