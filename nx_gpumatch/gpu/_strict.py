@@ -146,7 +146,7 @@ def device_memory():
     working memory, untraced in NumPy, is added as CuPy's needs it: its
     radix sort takes a second buffer the size of what it sorts, and
     ``argsort`` sorts a copy of the keys with an int64 index (both
-    doubled). Not counted:
+    doubled), and ``unique`` sorts a copy and masks it. Not counted:
     the pool's rounding of each block to 512 bytes, and blocks a pool keeps
     cached after they are freed."""
     started = not tracemalloc.is_tracing()
@@ -186,7 +186,13 @@ def _sort(a, axis=-1, kind=None):
     return np.sort(a, axis=axis, kind="stable")
 
 
-_OWN = {"bincount": _bincount, "argsort": _argsort, "sort": _sort}
+def _unique(ar, *args, **kw):
+    if _METERS:
+        _note_sort(2 * ar.nbytes + ar.size)  # a sorted copy, its second buffer, a mask
+    return np.unique(ar, *args, **kw)
+
+
+_OWN = {"bincount": _bincount, "argsort": _argsort, "sort": _sort, "unique": _unique}
 for _name, _params in CUPY_PARAMS.items():
     globals()[_name] = _checked(_name, _params, _OWN.get(_name) or getattr(np, _name))
 for _name in UFUNCS + TYPES:
