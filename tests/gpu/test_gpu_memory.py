@@ -64,6 +64,8 @@ def test_graph_preparation_peak_bytes_per_edge(monkeypatch):
     m, n = 200_000, 25_000
     src, dst, w = _pairs(m, n, 7)
     w = np.abs(w) + 1
+    # the caller's arrays on the device already (copying them is not preparation)
+    src, dst, w = (_strict.asarray(x) for x in (src, dst, w))
     with _strict.device_memory() as prep:
         dg = gg.DeviceGraph.from_coo("emulate", n, src, dst, w)
     edges = dg.num_edges
