@@ -112,7 +112,7 @@ def bincount(xp, x, minlength, weights=None):
 def to_host(a):
     """A NumPy array from a CuPy or NumPy array."""
     get = getattr(a, "get", None)
-    return get() if callable(get) and not isinstance(a, np.ndarray) else np.asarray(a)
+    return get() if callable(get) else np.asarray(a)
 
 
 def row_classes(xp, lengths, widths, ids=None):

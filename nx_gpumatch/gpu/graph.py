@@ -130,9 +130,26 @@ class DeviceGraph:
         number of usable (positive-weight) edges."""
         if "order" not in self._cache:
             xp = self.xp
-            # edges are sorted by (src, dst), so a stable sort breaks ties right
-            order = xp.argsort(-self.edge_weight, kind="stable").astype(xp.int32)
-            usable = int((self.edge_weight > 0).sum())
+            w = self.edge_weight
+            # One sort of packed keys (dense weight rank, heaviest first) << 32
+            # | edge id, rather than an argsort, which holds an int64
+            # permutation of the edges. Edge ids follow (src, dst), so the ids
+            # in the low bits break ties as the edge order does.
+            distinct = xp.unique(w)
+            top = distinct.shape[0] - 1
+            key = xp.empty(w.shape[0], xp.int64)
+            for lo, hi in _chunks(w.shape[0]):
+                k = xp.searchsorted(distinct, w[lo:hi]).astype(xp.int64)
+                k = top - k
+                k <<= 32
+                k |= xp.arange(lo, hi, dtype=xp.int64)
+                key[lo:hi] = k
+                del k
+            del distinct
+            key = xp.sort(key)
+            order = key.astype(xp.int32)  # the low 32 bits: edge ids < 2**31
+            del key
+            usable = int((w > 0).sum())
             self._cache["order"] = (order, usable)
         return self._cache["order"]
 

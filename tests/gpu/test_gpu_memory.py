@@ -64,6 +64,8 @@ def test_graph_preparation_peak_bytes_per_edge(monkeypatch):
     m, n = 200_000, 25_000
     src, dst, w = _pairs(m, n, 7)
     w = np.abs(w) + 1
+    # the caller's arrays on the device already (copying them is not preparation)
+    src, dst, w = (_strict.asarray(x) for x in (src, dst, w))
     with _strict.device_memory() as prep:
         dg = gg.DeviceGraph.from_coo("emulate", n, src, dst, w)
     edges = dg.num_edges
@@ -79,3 +81,47 @@ def test_graph_preparation_peak_bytes_per_edge(monkeypatch):
     # with an int64 permutation of the arcs it took 132
     assert adj.peak / edges < 56
     assert adj.allocated / edges < 22
+
+
+@pytest.mark.parametrize("chunk", [3, 1 << 22])
+@pytest.mark.parametrize(
+    "w",
+    [
+        np.zeros(0),
+        np.array([2.0]),
+        np.array([1.0, 3.0, 1.0, -2.0, 0.0, 3.0, 1.0, 1e-300, -0.0]),
+        np.random.default_rng(3).integers(-3, 4, 5000).astype(float),
+        np.random.default_rng(4).random(5000),
+    ],
+    ids=["empty", "one", "ties", "small-int", "random"],
+)
+def test_edge_order_is_a_stable_sort_without_a_permutation(w, chunk, monkeypatch):
+    """Heavier first, ties by edge id (the (src, dst) order), as a stable
+    argsort of -w gives, found with one sort of packed keys: no argsort, so no
+    int64 permutation of the edges is ever held."""
+    monkeypatch.setattr(gg, "CHUNK", chunk)
+    m = w.shape[0]
+    n = m + 1
+    dg = gg.DeviceGraph.from_coo("emulate", n, np.arange(m), np.arange(m) + 1, w)
+    assert np.array_equal(dg.edge_weight, w)
+
+    def no_argsort(*args, **kw):
+        raise AssertionError("edge_order argsorts")
+
+    monkeypatch.setattr(_strict, "argsort", no_argsort)
+    order, usable = dg.edge_order()
+    assert order.dtype == np.int32
+    assert np.array_equal(order, np.argsort(-w, kind="stable"))
+    assert usable == int((w > 0).sum())
+
+
+def test_edge_order_peak_bytes_per_edge():
+    m, n = 200_000, 25_000
+    src, dst, w = _pairs(m, n, 8)
+    dg = gg.DeviceGraph.from_coo("emulate", n, src, dst, np.abs(w) + 1)
+    with _strict.device_memory() as mem:
+        dg.edge_order()
+    # an argsort of -w took 8 (the negation) + 40 (int64 index, keys copy,
+    # both doubled) + 4 (int32 copy of the order)
+    assert mem.peak / dg.num_edges < 30
+    assert mem.allocated / dg.num_edges < 5
