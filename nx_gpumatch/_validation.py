@@ -14,6 +14,7 @@ import decimal
 import numbers
 import random
 
+import networkx as nx
 import numpy as np
 
 # Integers up to 2**53 convert to float64 exactly; beyond, two different weights
@@ -313,8 +314,6 @@ def edge_summary(G, weight, default=1):
     and only where networkx keeps them (they are dropped together when G
     changes through its methods); the walk itself waits for the conversion
     (:func:`pending_scan`)."""
-    import networkx as nx
-
     keep = getattr(nx.config, "cache_converted_graphs", True)
     cache = getattr(G, "__networkx_cache__", None) if keep else None
     key = ("gpumatch edge summary", weight, default)

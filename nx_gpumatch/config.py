@@ -5,6 +5,8 @@ the backend when the caller names ``backend="gpumatch"``; a setting must also
 hold when networkx picks the backend on its own.
 """
 
+import networkx as nx
+
 from _nx_gpumatch.config import GpumatchConfig
 
 __all__ = ["GpumatchConfig", "get_config"]
@@ -12,8 +14,6 @@ __all__ = ["GpumatchConfig", "get_config"]
 
 def get_config():
     """The live config object (networkx's copy when registered, else a private one)."""
-    import networkx as nx
-
     try:
         return nx.config.backends.gpumatch
     except AttributeError:  # package used without being installed as a backend

@@ -15,6 +15,7 @@ files may be gzip-compressed.
 import csv
 import gzip
 import io
+import mmap
 import os
 
 import numpy as np
@@ -148,8 +149,6 @@ class _WithoutComments(io.RawIOBase):
 
 
 def _comment_after_data(path, skipped):
-    import mmap
-
     with open(path, "rb") as f:
         if os.fstat(f.fileno()).st_size == 0:
             return False

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from nx_gpumatch._input import check_memory, input_bytes
+
 __all__ = ["GENERATORS", "bipartite_graph"]
 
 
@@ -156,7 +158,6 @@ def bipartite_graph(kind, size, seed=0):
         raise ValueError(f"size must be at least 1, got {size!r}")
     if int(size) >= 2**31 - 1:
         raise ValueError(f"more than 2**31 - 2 rows or columns are not supported, got {size}")
-    from nx_gpumatch._input import check_memory, input_bytes
 
     # The densest generators draw 8 entries a row.
     check_memory(input_bytes(size, size, 8 * size), f"a {size} x {size} biadjacency")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numbers
 
+import networkx as nx
 import numpy as np
 
 from nx_gpumatch._constants import NO_RANK
@@ -271,8 +272,6 @@ class Graph:
         of G's edges (:func:`nx_gpumatch._validation.scan_edges`) where the
         caller made it already.
         """
-        import networkx as nx
-
         if G.is_directed():
             raise nx.NetworkXNotImplemented("not implemented for directed type")
         duplicates = "last"
@@ -440,8 +439,6 @@ class Graph:
     @classmethod
     def from_any(cls, obj, weight="weight"):
         """Graph from any supported input (used by the public functions)."""
-        import networkx as nx
-
         if isinstance(obj, Graph):
             return obj
         if isinstance(obj, nx.Graph):
@@ -625,8 +622,6 @@ class Graph:
 
     # --------------------------------------------------------------- export
     def to_networkx(self):
-        import networkx as nx
-
         G = nx.Graph()
         labels = self.labels()
         G.add_nodes_from(labels)

@@ -14,6 +14,10 @@ cannot see, a call answers from the old conversion, and the note is what tells
 the user (checking every edge on each call would cost what the cache saves).
 """
 
+import sys
+
+import networkx as nx
+
 from nx_gpumatch import _validation
 from nx_gpumatch.algorithms._registry import NX_TESTS_XFAIL, dispatched
 from nx_gpumatch.graph import Graph
@@ -109,8 +113,6 @@ class BackendInterface:
 
 
 def _is_networkx_graph(G):
-    import networkx as nx
-
     return isinstance(G, nx.Graph)
 
 
@@ -130,8 +132,6 @@ def _backend_named():
     (``_dispatchable.__call__`` in networkx 3.4-3.5,
     ``_call_if_any_backends_installed`` from 3.6 on; both keep the caller's
     ``backend``); None where not found."""
-    import sys
-
     frame = sys._getframe(1)
     for _ in range(12):
         if frame is None:

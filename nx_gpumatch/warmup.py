@@ -13,6 +13,7 @@ Families of other modules are looked up by name, so a family whose function
 does not exist in this version is skipped, not an error.
 """
 
+import argparse
 import sys
 import time
 
@@ -240,8 +241,6 @@ def unknown_family(families):
 def main(argv=None):
     """``python -m nx_gpumatch.warmup [FAMILY ...] [--no-progress]``: the same
     as ``nx-gpumatch warmup``, without the command line's other commands."""
-    import argparse
-
     p = argparse.ArgumentParser(
         prog="python -m nx_gpumatch.warmup", description="Compile and cache the CPU kernels."
     )

@@ -6,14 +6,13 @@ All input checks of the matching-type functions live here, so every function
 gives the same errors for the same bad input.
 """
 
+import networkx as nx
 import numpy as np
 
 from nx_gpumatch.graph import Graph
 
 
 def input_kind(obj):
-    import networkx as nx
-
     if isinstance(obj, Graph):
         return "graph"
     mod = type(obj).__module__
@@ -53,8 +52,6 @@ class Input:
 def convert(obj, weight="weight", source="source", target="target", parallel=None):
     """:class:`Input` for any supported input; ``parallel``: what to make of a
     MultiGraph's parallel edges (see :meth:`Graph.from_networkx`)."""
-    import networkx as nx
-
     if isinstance(obj, str) or hasattr(obj, "__fspath__"):
         from nx_gpumatch import files
 

@@ -13,9 +13,13 @@ and a test fails when that file and the registrations differ.
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import json
+import os
 from dataclasses import dataclass
+
+import _nx_gpumatch
 
 __all__ = ["REGISTRY", "Dispatched", "dispatched", "networkx_algorithm", "networkx_tests_xfail"]
 
@@ -140,16 +144,10 @@ def _literal(value, depth):
 
 
 def info_path():
-    import os
-
-    import _nx_gpumatch
-
     return os.path.join(os.path.dirname(_nx_gpumatch.__file__), INFO_PATH[1])
 
 
 def main(argv=None):
-    import argparse
-
     parser = argparse.ArgumentParser(description="Write or check _nx_gpumatch/_info.py.")
     parser.add_argument("--write", action="store_true", help="rewrite the file")
     args = parser.parse_args(argv)

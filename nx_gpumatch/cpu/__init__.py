@@ -8,7 +8,14 @@ kernel modules do.
 
 import contextlib
 import contextvars
+import time
 import types
+import warnings
+
+import numpy as np
+
+from nx_gpumatch._validation import check_threads
+from nx_gpumatch.config import get_config
 
 # Inputs with fewer work items than this run the serial build of a
 # :func:`kernel`: threads cannot pay off there, and a first call on a small
@@ -94,7 +101,6 @@ def _jit(fn, args, options):
             raise
         if not _NO_CACHE:
             _NO_CACHE.append(fn.__name__)
-            import warnings
 
             warnings.warn(
                 "nx_gpumatch: numba finds no writable folder for its kernel cache, so kernels "
@@ -116,8 +122,6 @@ def interpreted(on=True, *, cached=False):
     ``cached=True``: a kernel whose compiled code for the call's argument
     types is at hand without compiling (in memory, or in Numba's disk cache,
     loaded then) runs compiled; :func:`run` asks for that."""
-    import numpy as np
-
     token = _INTERPRETING.set(_Reached(cached) if on else False)
     try:
         if on:
@@ -137,8 +141,6 @@ def should_interpret(family, size):
     in this process (unknown before the first call). In the block, each of
     those kernels still runs compiled when Numba's disk cache holds it, so a
     warm cache makes even the first small call compiled."""
-    from nx_gpumatch.config import get_config
-
     if not get_config().interpret_small or size > INTERPRET_MAX.get(family, -1):
         return False
     used, spent = _SPENT.get(family, (set(), 0.0))
@@ -151,8 +153,6 @@ def should_interpret(family, size):
 def run(family, size, n_threads=None):
     """:func:`threads` for one call of a family's kernels, interpreted when
     :func:`should_interpret` says so (and nothing decided it already)."""
-    import time
-
     with threads(n_threads) as n:
         if _INTERPRETING.get() is not None or not should_interpret(family, size):
             yield n
@@ -175,8 +175,6 @@ def threads_for(size, n=None):
     one below :data:`PARALLEL_MIN`, the rule by which a Kernel picks its serial
     build (starting the team there costs more than the work, and far more on a
     loaded machine); else ``n`` (None: the config's)."""
-    from nx_gpumatch._validation import check_threads
-
     n = check_threads(n)
     return 1 if size < PARALLEL_MIN else n
 
@@ -188,9 +186,6 @@ def threads(n=None):
     Capped at the size of Numba's pool; results never depend on the count.
     """
     import numba
-
-    from nx_gpumatch._validation import check_threads
-    from nx_gpumatch.config import get_config
 
     check_threads(n)
     if n is None:

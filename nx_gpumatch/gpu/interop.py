@@ -14,6 +14,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
+from nx_gpumatch.gpu.graph import DeviceGraph
 from nx_gpumatch.graph import Graph
 
 __all__ = ["from_cudf", "from_cugraph", "from_nx_cugraph"]
@@ -104,8 +105,6 @@ def from_nx_cugraph(G, weight="weight", default=1.0, parallel=None):
     g.weight_attr = weight
 
     def device(backend):
-        from nx_gpumatch.gpu.graph import DeviceGraph
-
         ww = w
         if np.isscalar(ww):
             ww = np.full(src.shape[0], float(ww))
