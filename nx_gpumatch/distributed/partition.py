@@ -21,7 +21,7 @@ from nx_gpumatch.distributed._comm import (
     check,
     same,
 )
-from nx_gpumatch.distributed._split import local_ids, unique_pairs
+from nx_gpumatch.distributed._split import grouped_ids, local_ids, unique_pairs
 from nx_gpumatch.graph import Graph, _as_weights
 
 __all__ = ["Partition", "partition_edges", "block_size"]
@@ -138,19 +138,12 @@ class Partition:
         self.cut_arcs = int(ra.shape[0])
         ghosts = np.flatnonzero(~owned).astype(np.int32)
         size, nl = comm.size, g.num_nodes
-        # Ghosts by owning rank, then boundary vertices by the rank that sees
-        # them: sorted unique pairs by counting sort (gids ascend, so ids do too).
-        by_rank, gh, _ = unique_pairs(size, owner[ghosts], nl, ghosts, _nil(ghosts))
-        self.neighbours = [int(r) for r in np.unique(by_rank)]
-        cuts = np.searchsorted(by_rank, np.arange(size + 1))
-        self.ghosts_of = {r: gh[cuts[r] : cuts[r + 1]].astype(np.int64) for r in self.neighbours}
-        rr, bv, _ = unique_pairs(size, rb, nl, ra, _nil(ra))
-        cuts = np.searchsorted(rr, np.arange(size + 1))
-        self.boundary = {r: bv[cuts[r] : cuts[r + 1]].astype(np.int64) for r in self.neighbours}
-
-
-def _nil(a):
-    return np.zeros(a.shape[0], np.float64)
+        # Ghosts by owning rank, and boundary vertices by the ranks that see them.
+        self.ghosts_of = grouped_ids(size, owner[ghosts], nl, ghosts)
+        self.neighbours = sorted(self.ghosts_of)
+        seen = grouped_ids(size, rb, nl, ra)
+        z = np.zeros(0, np.int64)
+        self.boundary = {r: seen.get(r, z) for r in self.neighbours}
 
 
 def partition_edges(
