@@ -119,39 +119,38 @@ def _ids(arr, what):
     t = arr.type
     if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
         raise ValueError(f"{what} must hold integer vertex ids, got {t}")
-    ids = int_ids(arr.to_numpy(), what)
+    ids = int_ids(arr.to_numpy(zero_copy_only=False), what)
     if ids.size and ids.min() < 0:
         raise ValueError(f"{what}: vertex ids must be >= 0, got {int(ids.min())}")
     return ids
 
 
-def _read_share(files, groups, source, target, weight, what):
-    pq = _pq()
+def _weights(arr, what):
     import pyarrow as pa
 
+    if arr.null_count:
+        raise ValueError(f"{what} has missing (null) weights")
+    if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+        raise ValueError(f"{what} must hold numbers, got {arr.type}")
+    return _as_weights(arr.to_numpy(zero_copy_only=False), len(arr), what)
+
+
+def _read_share(files, groups, source, target, weight, what):
+    pq = _pq()
     cols = [source, target] + ([weight] if weight is not None else [])
-    tables = []
+    src, dst, w = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0)]
+    # file by file: the files' column types may differ (int32 ids in one, int64 in another)
     for f, idx in groups:
         try:
-            tables.append(pq.ParquetFile(f).read_row_groups(idx, columns=cols))
+            t = pq.ParquetFile(f).read_row_groups(idx, columns=cols)
         except OSError as exc:
             raise OSError(f"{f}: {exc}") from None
-    if not tables:
-        z = np.zeros(0, np.int64)
-        return z, z.copy(), (np.zeros(0) if weight is not None else None)
-    # one schema per column across files (int32 in one, int64 in another)
-    t = pa.concat_tables(tables, promote_options="permissive")
-    src = _ids(t.column(source).combine_chunks(), f"{what}: column {source!r}")
-    dst = _ids(t.column(target).combine_chunks(), f"{what}: column {target!r}")
-    w = None
-    if weight is not None:
-        col = t.column(weight).combine_chunks()
-        if col.null_count:
-            raise ValueError(f"{what}: column {weight!r} has missing (null) weights")
-        if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
-            raise ValueError(f"{what}: column {weight!r} must hold numbers, got {col.type}")
-        w = _as_weights(col.to_numpy(), src.shape[0], f"{what}: column {weight!r}")
-    return src, dst, w
+        src.append(_ids(t.column(source).combine_chunks(), f"{what}: column {source!r}"))
+        dst.append(_ids(t.column(target).combine_chunks(), f"{what}: column {target!r}"))
+        if weight is not None:
+            w.append(_weights(t.column(weight).combine_chunks(), f"{what}: column {weight!r}"))
+    # copies: arrays that Arrow lends are read-only
+    return np.concatenate(src), np.concatenate(dst), (None if weight is None else np.concatenate(w))
 
 
 def read_parquet(

@@ -115,7 +115,8 @@ class Partition:
     local vertex), ``graph`` (:class:`nx_gpumatch.Graph` on local ids: the edges
     with at least one owned end), ``neighbours`` (ranks owning ghosts),
     ``boundary`` ({rank: local ids of owned vertices that are ghosts there,
-    ascending}), ``ghosts_of`` ({rank: local ids of ghosts it owns, ascending}).
+    ascending}), ``ghosts_of`` ({rank: local ids of ghosts it owns, ascending}),
+    ``times`` (this rank's seconds per step of :func:`partition_edges`).
     """
 
     def __init__(self, comm, num_nodes, gids, owned, owner, graph, local=None):
