@@ -4,7 +4,9 @@ tables of Khan et al. (SC 2016).
 ``python -m nx_gpumatch.benchmark.distributed [--graph random|rmat] [-P 1 2 4]``
 starts itself under ``mpiexec -n P`` for each P. Every run generates the same
 global graph (1M vertices, 8M drawn edges by default), each rank only its own
-share, and reports time per phase, supersteps and the messages of each kind.
+share, and reports time per phase, supersteps and the messages of each kind, and
+the time of each step of the split (``partition_edges``: checks, exchange,
+local ids, unique edges, graph, ghosts) on the slowest rank.
 The anchor is the shared-memory ``nx_gpumatch.b_matching`` on the whole graph,
 timed on rank 0 of the P = 1 run (the same process as the distributed runs),
 and every distributed result is checked equal to it.
@@ -87,14 +89,19 @@ def worker(args):
     from mpi4py import MPI
 
     from nx_gpumatch import distributed as D
+    from nx_gpumatch.config import get_config
 
     comm = MPI.COMM_WORLD
     threads = max(1, (os.cpu_count() or 1) // comm.size)
+    get_config().interpret_small = False  # kernels compile (or load) in the warm-up
+    D.as_partition(D.random_edges(1000, 5000, seed=2, comm=comm), comm)  # untimed: warm-up
     part = _edges(args, comm)
+    comm.Barrier()
     t = time.perf_counter()
     p = D.as_partition(part, comm, num_nodes=part["num_nodes"])
     t_part = comm.allreduce(time.perf_counter() - t, op=MPI.MAX)
-    out = {"P": comm.size, "threads": threads, "partition": t_part}
+    split = {k: comm.allreduce(v, op=MPI.MAX) for k, v in p.times.items()}
+    out = {"P": comm.size, "threads": threads, "partition": t_part, "split": split}
     names = list(STRATEGIES) if args.strategies else ["b'b_N1_U"]
     res = D.b_matching(p, args.b, threads=threads)  # untimed: kernels load, graph caches fill
     for name in names:
@@ -199,6 +206,14 @@ def _print(args, rows, top):
         + ", ".join(f"{r['partition']:.2f} s at P={P}" for P, r in sorted(rows.items()))
         + ")"
     )
+    print("\nSplit (partition_edges) per step, slowest rank (s):")
+    steps = list(first.get("split", {}))
+    print("  P " + "".join(f"{k:>13s}" for k in steps) + "        total")
+    for P, r in sorted(rows.items()):
+        sp = r.get("split", {})
+        print(
+            f"{P:3d} " + "".join(f"{sp.get(k, 0):13.3f}" for k in steps) + f"{r['partition']:13.3f}"
+        )
     r = rows[top]
     basic = r["b'b_N1_U"]
     cls = PAPER_CLASS[args.graph if args.graph == "random" else args.rmat_kind]

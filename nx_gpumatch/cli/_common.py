@@ -61,6 +61,8 @@ def given(args, dest):
 
 def check_paths(args):
     """Fail early (before any work) on a missing input or an unwritable output."""
+    if getattr(args, "paths_checked", False):  # by the command itself (the ranks together)
+        return
     path = getattr(args, "input", None)
     if path is not None and not os.path.isfile(path):
         raise CliError(f"input file not found: {path}")

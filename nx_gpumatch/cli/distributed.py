@@ -3,6 +3,7 @@
 own share of the graph; rank 0 prints the result and the statistics."""
 
 import argparse
+import os
 import sys
 import time
 
@@ -43,7 +44,8 @@ class _OnceOnRanks:
             if extra:
                 self.error(f"unrecognized arguments: {' '.join(extra)}")
             _options(ns)
-            check_paths(ns)
+            _check_paths(ns)
+            ns.paths_checked = True
         except CliError as exc:
             error = str(exc)
         try:
@@ -91,7 +93,21 @@ def add_command(subparsers):
     g.add_argument(
         "--input",
         "-i",
-        help=".mtx file (read in byte ranges) or .npy edge rows (u, v[, w]); default: generate",
+        help=".mtx file (read in byte ranges), .npy edge rows (u, v[, w]) or Parquet edge "
+        "list (a .parquet file or a directory of them, read by row group); default: generate",
+    )
+    for col, what in (("source", "source"), ("target", "target")):
+        g.add_argument(
+            f"--{col}",
+            default=col,
+            action=Given,
+            help=f"Parquet: the {what} column, integer vertex ids (default {col!r})",
+        )
+    g.add_argument(
+        "--weight",
+        default="weight",
+        action=Given,
+        help="Parquet: the weight column (default 'weight'; all 1 if the files have none)",
     )
     g.add_argument(
         "--generate",
@@ -182,7 +198,9 @@ def add_command(subparsers):
     o.add_argument(
         "--output",
         "-o",
-        help="write each rank's partners to this file ('{rank}' replaced, else '.<rank>' added)",
+        help="write each rank's partners: x.parquet writes a dataset directory (one "
+        "part-NNNNN.parquet per rank); otherwise one file per rank ('{rank}' replaced, else "
+        "'.<rank>' added), .npy rows or CSV",
     )
     o.add_argument(
         "--check",
@@ -213,8 +231,14 @@ def _options(args):
             "--input: compressed files cannot be read by the distributed reader (each rank "
             "reads a byte range of the file); decompress it first (e.g. gunzip)"
         )
-    if args.input and not args.input.lower().endswith((".mtx", ".npy")):
-        raise CliError("--input must be a .mtx or .npy file")
+    if args.input and not (_parquet(args.input) or args.input.lower().endswith((".mtx", ".npy"))):
+        raise CliError(
+            "--input must be a .mtx, .npy or .parquet file or a directory of .parquet files"
+        )
+    if not (args.input and _parquet(args.input)):
+        for dest in ("source", "target", "weight"):
+            if given(args, dest):
+                raise CliError(f"--{dest} names a column of a Parquet --input")
     if args.input:
         generator = (("generate", "--generate"), ("rmat_kind", "--rmat-kind"), ("n", "-n"))
         for dest, flag in (*generator, ("m", "-m")):
@@ -224,9 +248,34 @@ def _options(args):
             raise CliError("--seed with --input acts on --partition random only")
 
 
+def _parquet(path):
+    return os.path.isdir(path) or path.lower().rstrip("/").endswith((".parquet", ".pq"))
+
+
+def _check_paths(args):
+    """The common checks, except for what may be a directory here: a Parquet
+    dataset as input, or as output (written as one, replacing an earlier one)."""
+    from nx_gpumatch.distributed.result import _is_dataset
+
+    ns = argparse.Namespace(**vars(args))
+    if ns.input is not None and os.path.isdir(ns.input):
+        ns.input = None
+    if ns.output is not None and _is_dataset(ns.output):
+        folder = os.path.dirname(os.path.abspath(ns.output))
+        if not os.path.isdir(folder):
+            raise CliError(f"cannot write {ns.output}: folder {folder} does not exist")
+        ns.output = None
+    check_paths(ns)
+
+
 def _load(args, comm):
     from nx_gpumatch import distributed as D
 
+    if args.input and _parquet(args.input):
+        part = D.read_parquet(
+            args.input, comm, source=args.source, target=args.target, weight=args.weight
+        )
+        return part, args.input
     if args.input:
         read = D.read_edges_npy if args.input.lower().endswith(".npy") else D.read_mtx
         return read(args.input, comm), args.input

@@ -20,6 +20,7 @@ from nx_gpumatch.distributed._faults import get_timeout, set_timeout
 from nx_gpumatch.distributed.b_matching import as_partition, b_matching
 from nx_gpumatch.distributed.io import random_edges, read_edges_npy, read_mtx, rmat_edges
 from nx_gpumatch.distributed.matching import max_weight_matching
+from nx_gpumatch.distributed.parquet import read_parquet
 from nx_gpumatch.distributed.partition import Partition, partition_edges
 from nx_gpumatch.distributed.result import DistributedMatching, Stats
 
@@ -34,6 +35,7 @@ __all__ = [
     "DistributedError",
     "read_mtx",
     "read_edges_npy",
+    "read_parquet",
     "random_edges",
     "rmat_edges",
     "set_timeout",

@@ -206,7 +206,9 @@ def alltoallv(comm, send, dest, width):
     returns the rows this rank received (rank order, order within a rank kept)."""
     MPI = mpi()
     P = comm.size
-    order = np.argsort(dest, kind="stable")
+    # A stable sort of small integers is a radix sort: linear, not m log m.
+    small = np.uint16 if P <= 1 << 16 else np.int64
+    order = np.argsort(dest.astype(small, copy=False), kind="stable")
     send = np.ascontiguousarray(send[order], np.int64)
     counts = np.bincount(dest, minlength=P).astype(np.int64)
     rcounts = np.empty(P, np.int64)

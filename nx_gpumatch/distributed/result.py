@@ -152,25 +152,46 @@ class DistributedMatching:
         return out
 
     def write(self, path):
-        """Write this rank's owned vertices' partners as CSV lines
-        ``vertex,partner,weight`` to ``path`` (``{rank}`` in it is replaced by
-        the rank; otherwise ``.<rank>`` is appended). Returns the file name.
+        """Write the partners of this rank's owned vertices, one row
+        ``vertex, partner, weight`` per pair (collective). Returns this rank's
+        file name.
 
-        Collective, and all or nothing: each rank writes a hidden temporary
-        file beside its target and renames it only once every rank has written
-        its own, so a failure on any rank (an error, a full disk, a rank that
-        dies) leaves no file under a final name and a file already there as it
-        was. An error on any rank raises DistributedError on every rank."""
+        - ``*.parquet``: a dataset directory, one ``part-<rank>.parquet`` per
+          rank (5 digits) and a ``_SUCCESS`` file, as Spark writes it; read it
+          whole with ``pyarrow.dataset``, pandas or Spark. Needs a folder that
+          every rank sees. An existing result there is replaced.
+        - otherwise one file per rank: ``{rank}`` in ``path`` is replaced by
+          the rank, else ``.<rank>`` is appended; ``*.npy`` paths get a float64
+          array of rows (vertex, partner, weight), which
+          :func:`read_edges_npy` reads back; others CSV lines with a header.
+
+        All or nothing: every rank writes under a hidden temporary name beside
+        its target, and the names become final only once every rank has
+        written its whole part, so a failure on any rank (an error, a full
+        disk, a rank that dies) leaves no file or dataset under a final name and
+        one already there as it was. An error on any rank raises
+        DistributedError on every rank."""
         comm = self.comm
+        path = os.fspath(path)
+        u = np.repeat(self.vertices, np.diff(self.indptr))
+        if _is_dataset(path):
+            from nx_gpumatch.distributed.parquet import write_dataset
+
+            cols = {"vertex": u, "partner": self.partners, "weight": self.weights}
+            return write_dataset(comm, path, cols)
         rank = str(comm.rank)
         name = path.replace("{rank}", rank) if "{rank}" in path else f"{path}.{rank}"
         folder, base = os.path.split(name)
         tmp = os.path.join(folder, f".{base}.{os.getpid()}.tmp")
         err = None
         try:
-            with open(tmp, "w") as f:
-                u = np.repeat(self.vertices, np.diff(self.indptr))
-                _write_rows(f, u, self.partners, self.weights)
+            if path.replace("{rank}", "").lower().endswith(".npy"):
+                rows = np.column_stack([u, self.partners, self.weights]).astype(np.float64)
+                with open(tmp, "wb") as f:
+                    np.save(f, rows)  # a file object: no .npy added to the name
+            else:
+                with open(tmp, "w") as f:
+                    _write_rows(f, u, self.partners, self.weights)
         except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
             err = exc
         try:
@@ -191,6 +212,10 @@ class DistributedMatching:
             f"<DistributedMatching rank {self.comm.rank}/{self.comm.size}: "
             f"{self.vertices.shape[0]} owned vertices, {self.partners.shape[0]} partner entries>"
         )
+
+
+def _is_dataset(path):
+    return "{rank}" not in path and path.rstrip("/" + os.sep).lower().endswith(".parquet")
 
 
 def _write_rows(f, u, partners, weights):

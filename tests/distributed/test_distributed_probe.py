@@ -76,14 +76,29 @@ def test_a_rank_that_leaves_early_without_peers_waiting_is_fine():
     assert out.stdout.count("done, ") == 2 and "aborting" not in out.stderr
 
 
-def test_a_rank_dying_mid_write_leaves_no_complete_looking_file(tmp_path):
-    (tmp_path / "m.0.csv").write_text("stale\n")
-    out, _ = launch(2, "write_dies", str(tmp_path), timeout=FAULT_LIMIT)
+@pytest.mark.parametrize("fmt", ["csv", "npy", "parquet"])
+def test_a_rank_dying_mid_write_leaves_no_complete_looking_file(tmp_path, fmt):
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+        old = tmp_path / "m.parquet"  # an earlier result, to be kept as it was
+        old.mkdir()
+        (old / "part-00000.parquet").write_text("stale\n")
+        (old / "_SUCCESS").write_text("")
+        first, second = old / "part-00000.parquet", old / "part-00001.parquet"
+    else:
+        first, second = tmp_path / f"m.0.{fmt}", tmp_path / f"m.1.{fmt}"
+        first.write_text("stale\n")
+    out, _ = launch(2, "write_dies", str(tmp_path), fmt, timeout=FAULT_LIMIT)
     assert out.returncode != 0
     assert "wrote" not in out.stdout
     # the file that was there is untouched; none appears under the dead rank's name
-    assert (tmp_path / "m.0.csv").read_text() == "stale\n"
-    assert not (tmp_path / "m.1.csv").exists()
+    assert first.read_text() == "stale\n"
+    assert not second.exists()
+    if fmt == "parquet":
+        assert sorted(p.name for p in (tmp_path / "m.parquet").iterdir()) == [
+            "_SUCCESS",
+            "part-00000.parquet",
+        ]
 
 
 def _mpmd(*commands, timeout=TIMEOUT):

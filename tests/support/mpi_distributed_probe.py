@@ -306,22 +306,33 @@ def group_slow():
     D.b_matching((np.array([0]), np.array([1]), None), 1)
 
 
-def group_write_dies(folder):
-    """The last rank dies after writing part of its file."""
+def group_write_dies(folder, fmt="csv"):
+    """The last rank dies after writing part of its file (``fmt``: csv, npy or
+    parquet, the last a dataset directory)."""
     import builtins
 
     r = D.random_edges(200, 1000, seed=2, comm=False)
     res = D.b_matching((r["src"], r["dst"], r["weight"]), 1)
-    if LAST:
+    if LAST and fmt == "parquet":
+        from nx_gpumatch.distributed import parquet
+
+        def dying_part(name, columns):
+            with open(name, "wb") as f:
+                f.write(b"PAR1 and some of the data")
+                f.flush()
+            os._exit(9)  # as if killed
+
+        parquet.write_part = dying_part
+    elif LAST:
         real_open = builtins.open
 
         class Dying:
             def __init__(self, f):
-                self.f, self.lines = f, 0
+                self.f, self.writes = f, 0
 
             def write(self, text):
-                self.lines += 1
-                if self.lines == 5:
+                self.writes += 1
+                if self.writes == 2:  # after the header (CSV) or the array header (npy)
                     self.f.flush()
                     os._exit(9)  # as if killed
                 return self.f.write(text)
@@ -337,7 +348,8 @@ def group_write_dies(folder):
             return Dying(f) if "w" in mode else f
 
         builtins.open = dying_open
-    res.write(os.path.join(folder, "m.{rank}.csv"))
+    target = "m.parquet" if fmt == "parquet" else "m.{rank}." + fmt
+    res.write(os.path.join(folder, target))
     print(f"rank {RANK} wrote", flush=True)
 
 

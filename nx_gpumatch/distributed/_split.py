@@ -1,0 +1,154 @@
+"""Linear-time steps of the redistribution (:mod:`.partition`): global ids to
+local ids, and sorted unique pairs by counting sort.
+
+Comparison sorts of the received edges (an argsort or lexsort of 64-bit keys)
+were most of the cost of building a rank's share; local ids are small, dense
+integers, so two stable counting passes order the pairs in O(m + n) and keep
+the arrival order of equal pairs, which is the order "last wins" needs.
+"""
+
+import numpy as np
+
+from nx_gpumatch.cpu import njit, run
+
+__all__ = ["local_ids", "unique_pairs"]
+
+# A map over all n global ids (n bytes, then 4n) beats searching the ghosts in
+# a sorted list while n stays within this many times the ends to map.
+DENSE_MAP = 4
+
+
+def local_ids(n, owned_gids, lo, hi):
+    """(gids, lo_local, hi_local): the sorted union of the owned ids and every
+    end of a received edge, and each end's position in it (int32). Local ids
+    number the vertices in global-id order, so pairs keep their order."""
+    from nx_gpumatch.distributed.partition import LocalIds, _union
+
+    if n <= DENSE_MAP * (lo.shape[0] + hi.shape[0] + owned_gids.shape[0]) + (1 << 16):
+        mark = np.zeros(n, np.bool_)
+        mark[owned_gids] = True
+        mark[lo] = True
+        mark[hi] = True
+        gids = np.flatnonzero(mark).astype(np.int64)
+        lid = np.cumsum(mark, dtype=np.int32)
+        lid -= 1
+        return gids, lid[lo], lid[hi], None
+    gids = _union(owned_gids, lo, hi)
+    local = LocalIds(gids, owned_gids)
+    return gids, local(lo).astype(np.int32), local(hi).astype(np.int32), local
+
+
+def unique_pairs(n_major, major, n_minor, minor, weight, keep="last"):
+    """Unique (major, minor) pairs sorted by major then minor, with one weight
+    each: the last one in array order (``keep="last"``) or the largest
+    (``"max"``). Ids lie in [0, n_major) and [0, n_minor)."""
+    major = np.ascontiguousarray(major, np.int32)
+    minor = np.ascontiguousarray(minor, np.int32)
+    weight = np.ascontiguousarray(weight, np.float64)
+    with run("graph", major.shape[0]):
+        return _unique_pairs(n_major, major, minor, weight, keep == "max")
+
+
+@njit(cache=True)
+def _unique_pairs(n_major, major, minor, weight, keep_max):
+    m = major.shape[0]
+    # One stable counting pass by major, then each row sorted by minor in
+    # place (rows are short and sorted in cache; stable, so equal pairs keep
+    # their array order), then equal neighbours merged.
+    start = np.zeros(n_major + 1, np.int64)
+    for i in range(m):
+        start[major[i] + 1] += 1
+    for v in range(n_major):
+        start[v + 1] += start[v]
+    fill = start[:-1].copy()
+    perm = np.empty(m, np.int64)
+    key = np.empty(m, np.int32)
+    for i in range(m):
+        p = fill[major[i]]
+        perm[p] = i
+        key[p] = minor[i]
+        fill[major[i]] = p + 1
+    a = np.empty(m, np.int32)
+    b = np.empty(m, np.int32)
+    w = np.empty(m, np.float64)
+    k = 0
+    for r in range(n_major):
+        s = start[r]
+        e = start[r + 1]
+        if e - s > 64:
+            o = np.argsort(key[s:e], kind="mergesort")
+            perm[s:e] = perm[s:e][o]
+            key[s:e] = key[s:e][o]
+        else:
+            for j in range(s + 1, e):  # insertion sort
+                kj = key[j]
+                pj = perm[j]
+                q = j - 1
+                while q >= s and key[q] > kj:
+                    key[q + 1] = key[q]
+                    perm[q + 1] = perm[q]
+                    q -= 1
+                key[q + 1] = kj
+                perm[q + 1] = pj
+        for j in range(s, e):
+            i = perm[j]
+            if k and a[k - 1] == r and b[k - 1] == key[j]:
+                if not keep_max or weight[i] > w[k - 1]:
+                    w[k - 1] = weight[i]  # equal pairs come in array order
+                continue
+            a[k] = r
+            b[k] = key[j]
+            w[k] = weight[i]
+            k += 1
+    return a[:k].copy(), b[:k].copy(), w[:k].copy()
+
+
+def grouped_ids(size, ranks, n, ids):
+    """{rank: sorted unique ids} of pairs (rank, id), ranks in [0, size) and
+    ids in [0, n), by two stable counting passes (few ranks, long groups: a
+    sort of each group would cost more)."""
+    ranks = np.ascontiguousarray(ranks, np.int32)
+    ids = np.ascontiguousarray(ids, np.int32)
+    with run("graph", ids.shape[0]):
+        ptr, out = _grouped_ids(size, ranks, n, ids)
+    return {
+        r: out[ptr[r] : ptr[r + 1]].astype(np.int64) for r in range(size) if ptr[r + 1] > ptr[r]
+    }
+
+
+@njit(cache=True)
+def _stable_by(key, nkeys, perm):
+    """perm reordered stably by key[perm] (a counting sort)."""
+    start = np.zeros(nkeys + 1, np.int64)
+    for j in range(perm.shape[0]):
+        start[key[perm[j]] + 1] += 1
+    for v in range(nkeys):
+        start[v + 1] += start[v]
+    out = np.empty_like(perm)
+    for j in range(perm.shape[0]):
+        i = perm[j]
+        k = key[i]
+        out[start[k]] = i
+        start[k] += 1
+    return out
+
+
+@njit(cache=True)
+def _grouped_ids(size, ranks, n, ids):
+    perm = _stable_by(ranks, size, _stable_by(ids, n, np.arange(ids.shape[0])))
+    ptr = np.zeros(size + 1, np.int64)
+    out = np.empty(ids.shape[0], np.int32)
+    k = 0
+    last = -1
+    for j in range(perm.shape[0]):
+        i = perm[j]
+        r = ranks[i]
+        if r == last and out[k - 1] == ids[i]:
+            continue
+        last = r
+        out[k] = ids[i]
+        k += 1
+        ptr[r + 1] = k
+    for r in range(size):  # ranks without ids: empty groups
+        ptr[r + 1] = max(ptr[r + 1], ptr[r])
+    return ptr, out[:k].copy()
