@@ -43,6 +43,8 @@ result is the serial walk's. Results depend on the seed, never on the
 number of threads.
 """
 
+import collections
+
 import numpy as np
 from numba import prange
 
@@ -65,6 +67,20 @@ from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.cpu import njit, serial_builds
 from nx_gpumatch.cpu.louvain.batches import _balanced_chunks
 from nx_gpumatch.cpu.random import counter_hash, mix64
+
+# What the refinement reads: a level's rows and vertex weights, the partition
+# being refined and its community degrees, the vertex order and each vertex's
+# lane (see _lanes).
+RefineInput = collections.namedtuple("RefineInput", "indptr indices w k comm a order lane")
+
+# The refined partition, changed in place: each vertex's sub-community (named
+# after a member), their degrees and sizes, each one's weight to the rest of
+# its community, and the sparse accumulator's slots (-1: none).
+Refinement = collections.namedtuple("Refinement", "ref ra rsize ext pos")
+
+# The refinement's choices: resolution / m2, the randomness theta, the run's
+# key and the refinement count.
+RefineDraw = collections.namedtuple("RefineDraw", "res_over_m2 theta key salt")
 
 
 @njit(cache=True, parallel=True)
@@ -112,33 +128,21 @@ def _lanes(indptr, comm, nlanes):
 
 
 @njit(cache=True, parallel=True)
-def _refine_lanes(
-    nlanes,
-    lane,
-    order,
-    indptr,
-    indices,
-    w,
-    k,
-    comm,
-    a,
-    res_over_m2,
-    theta,
-    key,
-    salt,
-    maxdeg,
-    ref,
-    ra,
-    rsize,
-    ext,
-    pos,
-):
+def _refine_lanes(nlanes, maxdeg, rin, rs, draw):
+    """Refine the communities of ``nlanes`` lanes (``rin``: a
+    :class:`RefineInput`) into ``rs`` (a :class:`Refinement`, changed in
+    place) with the choices ``draw`` (a :class:`RefineDraw`); rows have at
+    most ``maxdeg`` arcs."""
     # A community's refinement reads and writes only entries of its own
     # members (sub-communities are named after members), so communities run
     # in parallel on shared arrays. Each lane walks all vertices in the
     # vertex order and refines those of its communities: every community is
     # walked in that order, and rows are read front to back, not community by
     # community (which jumped across the whole graph for each one).
+    indptr, indices, w, k, comm, a = rin.indptr, rin.indices, rin.w, rin.k, rin.comm, rin.a
+    order, lane = rin.order, rin.lane
+    ref, ra, rsize, ext, pos = rs.ref, rs.ra, rs.rsize, rs.ext, rs.pos
+    res_over_m2, theta, key, salt = draw.res_over_m2, draw.theta, draw.key, draw.salt
     n = order.shape[0]
     for ln in prange(nlanes):
         buf_r = np.empty(maxdeg + 1, np.int32)
@@ -238,24 +242,10 @@ def _refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt
     pos = np.full(n, -1, np.int32)
     _refine_lanes(
         nl,
-        lane,
-        order,
-        indptr,
-        indices,
-        w,
-        k,
-        comm,
-        a,
-        res_over_m2,
-        theta,
-        key,
-        salt,
         maxdeg,
-        ref,
-        ra,
-        rsize,
-        ext,
-        pos,
+        RefineInput(indptr, indices, w, k, comm, a, order, lane),
+        Refinement(ref, ra, rsize, ext, pos),
+        RefineDraw(res_over_m2, theta, key, salt),
     )
     return ref
 
