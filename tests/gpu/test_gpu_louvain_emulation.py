@@ -184,7 +184,8 @@ def test_star_hub_rows(big_star):
         comm, a, size, batch, np.ones(n, np.uint8), np.zeros(n, np.uint8),
         np.zeros(n, np.int64), np.zeros((1, n), np.int64), want, np.zeros(n),
     )  # fmt: skip
-    cl.moves._compute_moves_seq(hub, 0, 1, lv, st, cl.Scratch(pos, bc, bj, bw), 1.0 / m2, 0.0)
+    unit = np.array([0, 1], np.int64)  # one work unit: hub[0:1]
+    cl.moves._compute_moves_seq(hub, unit, lv, st, cl.Scratch(pos, bc, bj, bw), 1.0 / m2, 0.0)
     newc = np.full(n, -7, np.int32)
     active = np.ones(n, np.uint8)
     state = (
