@@ -50,17 +50,10 @@ from numba import prange
 
 from nx_gpumatch.community import levels, quality
 from nx_gpumatch.community.schedule import (
-    CHASE,
     CPM_LEAVE,
-    LEIDEN_SWEEP_REL_TOL,
-    MAX_PASSES,
-    MAX_SWEEPS,
-    PASS_TOL,
-    SEQUENTIAL_ARCS,
-    THETA,
-    SweepRule,
+    LEAD_SWEEPS,
     checked_theta,
-    pass_rel_tol_of,
+    community_options,
     refinement_order,
 )
 from nx_gpumatch.cpu import louvain as cl
@@ -322,7 +315,7 @@ class LeidenEngine(cl.LouvainEngine):
         theta,
         key,
         parallel_min_arcs,
-        lead_sweeps=cl.LEAD_SWEEPS,
+        lead_sweeps=LEAD_SWEEPS,
         metric="modularity",
     ):
         self.theta = checked_theta(theta)
@@ -377,69 +370,39 @@ class LeidenEngine(cl.LouvainEngine):
         )
 
 
-def leiden_levels(
-    indptr,
-    indices,
-    w,
-    loop,
-    *,
-    resolution=1.0,
-    theta=THETA,
-    key=0,
-    coarse_threshold=1e-7,
-    fine_below=100_000,
-    order=None,
-    max_sweeps=MAX_SWEEPS,
-    max_passes=MAX_PASSES,
-    pass_tol=PASS_TOL,
-    pass_rel_tol=None,
-    sequential_arcs=SEQUENTIAL_ARCS,
-    parallel_min_arcs=None,
-    sweep_rel_tol=None,
-    margins=True,
-    chase=CHASE,
-    lead_sweeps=cl.LEAD_SWEEPS,
-    metric="modularity",
-):
+def leiden_levels(indptr, indices, w, loop, options=None, *, order=None, **changes):
     """Generator over the levels of the Leiden method.
 
     Same graph arrays and yields as :func:`nx_gpumatch.cpu.louvain.louvain_levels`
     (``labels`` is the partition P after the level's local moving; ``info``
     adds ``refined``, the number of refined sub-communities, and ``pass``).
     Levels that move nothing are not yielded (except the very first), so
-    modularity rises from one yield to the next. ``key`` (a 64-bit int)
-    drives the refinement's random choices, ``order`` (a permutation) the
-    vertex order of both phases (of local moving only for CPM, see
-    CPM_PASS_REL_TOL); ``max_passes``, ``pass_tol`` and ``pass_rel_tol``
-    (None: by the metric) end the passes (see MAX_PASSES). ``sequential_arcs``,
-    ``parallel_min_arcs``, ``margins`` and ``chase`` tune the local moving as
-    in the Louvain engine; ``lead_sweeps`` sweeps one vertex at a time begin
-    the first level (see :meth:`LeidenEngine.move`). ``metric``: the
-    objective, "modularity" or "cpm" (every vertex of node weight 1; the
-    ``modularity`` of ``info`` is then 2 * CPM / m2, see
+    modularity rises from one yield to the next. ``options``: the run's
+    :class:`~nx_gpumatch.community.schedule.CommunityOptions` (None: the
+    defaults), with the settings ``changes`` names changed: ``key`` drives
+    the refinement's random choices, ``max_passes``, ``pass_tol`` and
+    ``pass_rel_tol`` end the passes (see MAX_PASSES), the sweep settings
+    tune the local moving as in the Louvain engine, and ``lead_sweeps``
+    sweeps one vertex at a time begin the first level (see
+    :meth:`LeidenEngine.move`). ``order`` (a permutation) orders the vertices
+    of both phases (of local moving only for CPM, see CPM_PASS_REL_TOL).
+    ``metric``: the objective, "modularity" or "cpm" (every vertex of node
+    weight 1; the ``modularity`` of ``info`` is then 2 * CPM / m2, see
     :mod:`nx_gpumatch.community.quality`).
     """
-    rule = SweepRule(
-        coarse_threshold=coarse_threshold,
-        fine_below=fine_below,
-        sequential_arcs=sequential_arcs,
-        max_sweeps=max_sweeps,
-        rel_tol=LEIDEN_SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
-        margins=margins,
-        chase=chase,
-    )
+    opts = community_options(options, **changes)
     engine = LeidenEngine(
         indptr,
         indices,
         w,
         loop,
-        rule,
-        resolution=resolution,
+        opts.sweep_rule(leiden=True),
+        resolution=opts.resolution,
         order=order,
-        theta=theta,
-        key=key,
-        parallel_min_arcs=parallel_min_arcs,
-        lead_sweeps=lead_sweeps,
-        metric=metric,
+        theta=opts.theta,
+        key=opts.key,
+        parallel_min_arcs=opts.parallel_min_arcs,
+        lead_sweeps=opts.lead_sweeps,
+        metric=opts.metric,
     )
-    yield from levels.leiden(engine, max_passes, pass_tol, pass_rel_tol_of(metric, pass_rel_tol))
+    yield from levels.leiden(engine, *opts.pass_ends())

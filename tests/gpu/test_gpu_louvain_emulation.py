@@ -328,11 +328,11 @@ def test_refine_equals_cpu_for_cpm():
 # 0.2 once failed: the refinement's roulette depended on the order of a row's
 # arcs, which the two engines' aggregations leave in different orders.
 @pytest.mark.parametrize(
-    "sweep_rel_tol, metric, resolution",
+    "rel_tol, metric, resolution",
     [(None, "modularity", 1.0), (0.5, "modularity", 1.0), (0.2, "modularity", 1.0)]
     + [(None, "cpm", 0.05), (0.2, "cpm", 0.2)],
 )
-def test_leiden_run_equals_cpu_and_is_connected(sweep_rel_tol, metric, resolution):
+def test_leiden_run_equals_cpu_and_is_connected(rel_tol, metric, resolution):
     g = planted(240, 4, 7, hubs=(60,), per_vertex=3)
     kw = dict(
         key=99,
@@ -340,7 +340,7 @@ def test_leiden_run_equals_cpu_and_is_connected(sweep_rel_tol, metric, resolutio
         sequential_arcs=0,
         max_sweeps=5,
         max_passes=2 if metric == "modularity" else 6,
-        sweep_rel_tol=sweep_rel_tol,  # both engines end their sweeps by it
+        rel_tol=rel_tol,  # both engines end their sweeps by it
         margins=False,  # the device wakes every neighbour of a mover
         metric=metric,
         resolution=resolution,
