@@ -49,6 +49,10 @@ SEQUENTIAL_ARCS = 100_000
 # arcs as the level has vertices visits only those (0: never).
 SPARSE_DIV = 16
 
+# The CPU engine begins batched levels with sweeps one vertex at a time, so
+# clusters can grow (the GPU engine has no such sweeps).
+LEAD_SWEEPS = 1
+
 # Levels without lead sweeps undo a first batched sweep that leaves over
 # 1/CHASE of its movers alone, and lead with a sweep one vertex at a time.
 CHASE = 2
@@ -99,7 +103,8 @@ def batch_limits(n_active, arcs, batch_fraction, max_batches, sequential_arcs=SE
 @dataclasses.dataclass(frozen=True)
 class SweepRule:
     """How a level's sweeps are laid out and when they end, on either engine:
-    the keywords of the engines' ``louvain_levels`` of these names.
+    the settings of these names of :class:`CommunityOptions` (see its
+    :meth:`~CommunityOptions.sweep_rule`).
     ``threshold`` here only caps the sweep tolerance (see
     :func:`sweep_tolerance`)."""
 
@@ -131,6 +136,97 @@ class SweepRule:
         # levels swept one vertex at a time are cheap: they go to a local optimum
         rel_tol = float(self.rel_tol) if max_arcs > 1 else 0.0
         return float(thr), max_arcs, nbatch, rel_tol, bool(self.confirm) or max_arcs <= 1
+
+
+@dataclasses.dataclass(frozen=True)
+class CommunityOptions:
+    """The settings of a Louvain or Leiden run, taken by every engine's
+    ``louvain_levels`` and ``leiden_levels``: the front ends build one, and a
+    new setting is added here only. An engine ignores the settings it has no
+    use for (Leiden: ``threshold``; the GPU engine: ``margins``, ``chase``,
+    ``lead_sweeps``, ``parallel_min_arcs``; the CPU engine: ``cpu_below_arcs``,
+    ``table_bytes``, ``backend``).
+
+    Both methods: ``resolution``; ``threshold`` (Louvain: the method stops
+    once a level gains at most this, networkx's meaning; it also caps the
+    sweep tolerance, see :func:`sweep_tolerance`), ``coarse_threshold`` and
+    ``fine_below`` (the sweep tolerance of large levels), ``batch_fraction``,
+    ``max_batches``, ``sequential_arcs``, ``max_sweeps``, ``rel_tol`` (None:
+    SWEEP_REL_TOL for Louvain, LEIDEN_SWEEP_REL_TOL for Leiden), ``confirm``,
+    ``margins``, ``chase``: the :class:`SweepRule` of the run (see
+    :meth:`sweep_rule`). ``lead_sweeps``: sweeps one vertex at a time that
+    begin a batched level (Leiden: the first level only); none when
+    ``sequential_arcs`` is 0. ``parallel_min_arcs``: smaller commit batches
+    run on one thread (None: measured once per run).
+
+    Leiden: ``theta``, the refinement's randomness; ``key`` (a 64-bit int),
+    its random choices; ``max_passes``, ``pass_tol`` and ``pass_rel_tol``
+    (None: by the metric, see :func:`pass_rel_tol_of`) end the passes;
+    ``metric``, "modularity" or "cpm" (see :mod:`nx_gpumatch.community.quality`).
+
+    GPU engine: levels with fewer than ``cpu_below_arcs`` arcs go on in the
+    CPU engine; ``table_bytes`` caps the scratch memory of one launch (None: a
+    share of the free device memory); ``backend``, "cupy" or "emulate".
+    """
+
+    resolution: float = 1.0
+    threshold: float = 1e-7
+    coarse_threshold: float = 1e-7
+    fine_below: int = 100_000
+    batch_fraction: float = BATCH_FRACTION
+    max_batches: int = MAX_BATCHES
+    sequential_arcs: int = SEQUENTIAL_ARCS
+    max_sweeps: int = MAX_SWEEPS
+    rel_tol: float | None = None
+    confirm: bool = False
+    margins: bool = True
+    chase: int = CHASE
+    lead_sweeps: int = LEAD_SWEEPS
+    parallel_min_arcs: int | None = None
+    theta: float = THETA
+    key: int = 0
+    max_passes: int = MAX_PASSES
+    pass_tol: float = PASS_TOL
+    pass_rel_tol: float | None = None
+    metric: str = "modularity"
+    cpu_below_arcs: int = SEQUENTIAL_ARCS
+    table_bytes: int | None = None
+    backend: str = "cupy"
+
+    def sweep_rule(self, leiden=False, margins=True):
+        """The :class:`SweepRule` of a Louvain (or ``leiden``) run;
+        ``margins`` False: the engine wakes every neighbour of a mover (the
+        GPU engine), whatever ``self.margins`` says."""
+        if self.rel_tol is not None:
+            rel_tol = self.rel_tol
+        else:
+            rel_tol = LEIDEN_SWEEP_REL_TOL if leiden else SWEEP_REL_TOL
+        return SweepRule(
+            threshold=self.threshold,
+            coarse_threshold=self.coarse_threshold,
+            fine_below=self.fine_below,
+            batch_fraction=self.batch_fraction,
+            max_batches=self.max_batches,
+            sequential_arcs=self.sequential_arcs,
+            max_sweeps=self.max_sweeps,
+            rel_tol=rel_tol,
+            confirm=self.confirm,
+            margins=self.margins and margins,
+            chase=self.chase,
+        )
+
+    def pass_ends(self):
+        """(max_passes, pass_tol, pass_rel_tol) that end Leiden's passes."""
+        return self.max_passes, self.pass_tol, pass_rel_tol_of(self.metric, self.pass_rel_tol)
+
+
+def community_options(options=None, **changes):
+    """``options`` (a :class:`CommunityOptions`; None: the defaults) with the
+    settings ``changes`` names changed; an unknown name is a TypeError."""
+    options = CommunityOptions() if options is None else options
+    if not isinstance(options, CommunityOptions):
+        raise TypeError(f"options must be a CommunityOptions, got {type(options).__name__}")
+    return dataclasses.replace(options, **changes) if changes else options
 
 
 def vertex_order(order, n):

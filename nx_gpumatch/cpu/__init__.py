@@ -273,18 +273,26 @@ def serial_builds(*dispatchers):
     ``parallel``, whose calls to any of the others reach their twins. A whole
     call tree then runs with no thread team at all (``prange`` is a plain
     loop), where even a one-thread team costs microseconds per parallel loop.
-    Returns the twins in the order given."""
+    A function has one serial build: one given to an earlier call keeps the
+    twin made there (its calls reach that call's twins), and calls to it
+    reach that twin. Returns the twins in the order given."""
     spaces = {}  # each module's globals, with the twins in place of the originals
     twins = {}
     for disp in dispatchers:
+        if id(disp) in _SERIAL:
+            twins[id(disp)] = _SERIAL[id(disp)][1]
+            continue
         fn = disp.py_func
         space = spaces.setdefault(id(fn.__globals__), dict(fn.__globals__))
-        twins[id(disp)] = twin(fn, "_serial", space)
+        twins[id(disp)] = _SERIAL.setdefault(id(disp), (disp, twin(fn, "_serial", space)))[1]
     for space in spaces.values():  # read at compile time, after this returns
         for name, value in space.items():
             if id(value) in twins:
                 space[name] = twins[id(value)]
     return [twins[id(d)] for d in dispatchers]
+
+
+_SERIAL = {}  # id(dispatcher) -> (dispatcher, its serial build)
 
 
 def kernel(fn=None, **options):

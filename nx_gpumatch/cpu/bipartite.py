@@ -25,6 +25,8 @@ end runs inputs below ``PARALLEL_MIN`` entries on one thread (``threads_for``),
 through the serial builds of :mod:`nx_gpumatch.cpu.bipartite_run`.
 """
 
+import collections
+
 import numpy as np
 from numba import prange
 
@@ -559,11 +561,18 @@ def hopcroft_karp(nrows, ncols, cptr, crows, rmatch, cmatch):
 
 
 # ------------------------------------------------------------- APFB / APsB
+# The search forest of a phase: each column's BFS level, parent column and
+# tree root, each endpoint row's column, whether a tree found a path, and the
+# counters of the next frontier (``count``) and of the endpoints found
+# (``ends``, ``nends``), one-entry arrays bumped atomically.
+APForest = collections.namedtuple("APForest", "level_of parent root pred found count ends nends")
+
+
 @njit(cache=True)
-def _ap_expand(
-    c, level, cptr, crows, rmatch, level_of, parent, root, pred, found, nxt, count, ends, nends, wr
-):
-    """Grow c's tree by one level; returns the edges scanned."""
+def _ap_expand(c, level, cptr, crows, rmatch, f, nxt, wr):
+    """Grow c's tree (forest ``f``) by one level into the frontier ``nxt``;
+    returns the edges scanned."""
+    level_of, parent, root, pred, found = f.level_of, f.parent, f.root, f.pred, f.found
     rt = root[c]
     if wr and found[rt]:
         return 0
@@ -574,42 +583,24 @@ def _ap_expand(
             if level_of[c2] == UNSEEN and cas(level_of, c2, UNSEEN, level + 1) == UNSEEN:
                 parent[c2] = c
                 root[c2] = rt
-                nxt[atomic_add(count, 0, 1)] = c2
+                nxt[atomic_add(f.count, 0, 1)] = c2
         elif c2 == -1 and cas(rmatch, r, -1, ENDPOINT) == -1:
             pred[r] = c
             found[rt] = 1
-            ends[atomic_add(nends, 0, 1)] = r
+            f.ends[atomic_add(f.nends, 0, 1)] = r
             if wr:
                 return k + 1 - cptr[c]
     return cptr[c + 1] - cptr[c]
 
 
 @njit(cache=True, parallel=True)
-def _ap_level(
-    front,
-    nfront,
-    level,
-    cptr,
-    crows,
-    rmatch,
-    level_of,
-    parent,
-    root,
-    pred,
-    found,
-    nxt,
-    count,
-    ends,
-    nends,
-    wr,
-):
+def _ap_level(front, nfront, level, nxt, cptr, crows, rmatch, f, wr):
+    """Grow the trees of front[:nfront] by one level (see _ap_expand);
+    returns the edges scanned."""
     work = 0
     if nfront < SMALL_LEVEL:
         for i in range(nfront):
-            work += _ap_expand(
-                front[i], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
-                nxt, count, ends, nends, wr,
-            )  # fmt: skip
+            work += _ap_expand(front[i], level, cptr, crows, rmatch, f, nxt, wr)
         return work
     chunks = (nfront + CHUNK - 1) // CHUNK
     counter = np.zeros(1, np.int64)
@@ -620,10 +611,7 @@ def _ap_level(
             if j >= chunks:
                 break
             for i in range(j * CHUNK, min((j + 1) * CHUNK, nfront)):
-                w += _ap_expand(
-                    front[i], level, cptr, crows, rmatch, level_of, parent, root, pred, found,
-                    nxt, count, ends, nends, wr,
-                )  # fmt: skip
+                w += _ap_expand(front[i], level, cptr, crows, rmatch, f, nxt, wr)
         work += w
     return work
 
@@ -698,6 +686,7 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr, max_phases=
     ends = np.empty(nrows, np.int32)
     count = np.zeros(1, np.int64)
     nends = np.zeros(1, np.int64)
+    forest = APForest(level_of, parent, root, pred, found, count, ends, nends)
     phases = 0
     work = 0
     free_before = -1
@@ -724,24 +713,7 @@ def augment_bfs(nrows, ncols, cptr, crows, rmatch, cmatch, full, wr, max_phases=
         level = 0
         while nfront > 0:
             count[0] = 0
-            work += _ap_level(
-                front,
-                nfront,
-                level,
-                cptr,
-                crows,
-                rmatch,
-                level_of,
-                parent,
-                root,
-                pred,
-                found,
-                nxt,
-                count,
-                ends,
-                nends,
-                wr,
-            )
+            work += _ap_level(front, nfront, level, nxt, cptr, crows, rmatch, forest, wr)
             if not full and nends[0] > 0:
                 break
             front, nxt = nxt, front

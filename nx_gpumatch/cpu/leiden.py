@@ -43,28 +43,37 @@ result is the serial walk's. Results depend on the seed, never on the
 number of threads.
 """
 
+import collections
+
 import numpy as np
 from numba import prange
 
 from nx_gpumatch.community import levels, quality
 from nx_gpumatch.community.schedule import (
-    CHASE,
     CPM_LEAVE,
-    LEIDEN_SWEEP_REL_TOL,
-    MAX_PASSES,
-    MAX_SWEEPS,
-    PASS_TOL,
-    SEQUENTIAL_ARCS,
-    THETA,
-    SweepRule,
+    LEAD_SWEEPS,
     checked_theta,
-    pass_rel_tol_of,
+    community_options,
     refinement_order,
 )
 from nx_gpumatch.cpu import louvain as cl
 from nx_gpumatch.cpu import njit, serial_builds
 from nx_gpumatch.cpu.louvain.batches import _balanced_chunks
 from nx_gpumatch.cpu.random import counter_hash, mix64
+
+# What the refinement reads: a level's rows and vertex weights, the partition
+# being refined and its community degrees, the vertex order and each vertex's
+# lane (see _lanes).
+RefineInput = collections.namedtuple("RefineInput", "indptr indices w k comm a order lane")
+
+# The refined partition, changed in place: each vertex's sub-community (named
+# after a member), their degrees and sizes, each one's weight to the rest of
+# its community, and the sparse accumulator's slots (-1: none).
+Refinement = collections.namedtuple("Refinement", "ref ra rsize ext pos")
+
+# The refinement's choices: resolution / m2, the randomness theta, the run's
+# key and the refinement count.
+RefineDraw = collections.namedtuple("RefineDraw", "res_over_m2 theta key salt")
 
 
 @njit(cache=True, parallel=True)
@@ -112,33 +121,21 @@ def _lanes(indptr, comm, nlanes):
 
 
 @njit(cache=True, parallel=True)
-def _refine_lanes(
-    nlanes,
-    lane,
-    order,
-    indptr,
-    indices,
-    w,
-    k,
-    comm,
-    a,
-    res_over_m2,
-    theta,
-    key,
-    salt,
-    maxdeg,
-    ref,
-    ra,
-    rsize,
-    ext,
-    pos,
-):
+def _refine_lanes(nlanes, maxdeg, rin, rs, draw):
+    """Refine the communities of ``nlanes`` lanes (``rin``: a
+    :class:`RefineInput`) into ``rs`` (a :class:`Refinement`, changed in
+    place) with the choices ``draw`` (a :class:`RefineDraw`); rows have at
+    most ``maxdeg`` arcs."""
     # A community's refinement reads and writes only entries of its own
     # members (sub-communities are named after members), so communities run
     # in parallel on shared arrays. Each lane walks all vertices in the
     # vertex order and refines those of its communities: every community is
     # walked in that order, and rows are read front to back, not community by
     # community (which jumped across the whole graph for each one).
+    indptr, indices, w, k, comm, a = rin.indptr, rin.indices, rin.w, rin.k, rin.comm, rin.a
+    order, lane = rin.order, rin.lane
+    ref, ra, rsize, ext, pos = rs.ref, rs.ra, rs.rsize, rs.ext, rs.pos
+    res_over_m2, theta, key, salt = draw.res_over_m2, draw.theta, draw.key, draw.salt
     n = order.shape[0]
     for ln in prange(nlanes):
         buf_r = np.empty(maxdeg + 1, np.int32)
@@ -238,24 +235,10 @@ def _refine(indptr, indices, w, k, comm, a, order, res_over_m2, theta, key, salt
     pos = np.full(n, -1, np.int32)
     _refine_lanes(
         nl,
-        lane,
-        order,
-        indptr,
-        indices,
-        w,
-        k,
-        comm,
-        a,
-        res_over_m2,
-        theta,
-        key,
-        salt,
         maxdeg,
-        ref,
-        ra,
-        rsize,
-        ext,
-        pos,
+        RefineInput(indptr, indices, w, k, comm, a, order, lane),
+        Refinement(ref, ra, rsize, ext, pos),
+        RefineDraw(res_over_m2, theta, key, salt),
     )
     return ref
 
@@ -332,7 +315,7 @@ class LeidenEngine(cl.LouvainEngine):
         theta,
         key,
         parallel_min_arcs,
-        lead_sweeps=cl.LEAD_SWEEPS,
+        lead_sweeps=LEAD_SWEEPS,
         metric="modularity",
     ):
         self.theta = checked_theta(theta)
@@ -387,69 +370,39 @@ class LeidenEngine(cl.LouvainEngine):
         )
 
 
-def leiden_levels(
-    indptr,
-    indices,
-    w,
-    loop,
-    *,
-    resolution=1.0,
-    theta=THETA,
-    key=0,
-    coarse_threshold=1e-7,
-    fine_below=100_000,
-    order=None,
-    max_sweeps=MAX_SWEEPS,
-    max_passes=MAX_PASSES,
-    pass_tol=PASS_TOL,
-    pass_rel_tol=None,
-    sequential_arcs=SEQUENTIAL_ARCS,
-    parallel_min_arcs=None,
-    sweep_rel_tol=None,
-    margins=True,
-    chase=CHASE,
-    lead_sweeps=cl.LEAD_SWEEPS,
-    metric="modularity",
-):
+def leiden_levels(indptr, indices, w, loop, options=None, *, order=None, **changes):
     """Generator over the levels of the Leiden method.
 
     Same graph arrays and yields as :func:`nx_gpumatch.cpu.louvain.louvain_levels`
     (``labels`` is the partition P after the level's local moving; ``info``
     adds ``refined``, the number of refined sub-communities, and ``pass``).
     Levels that move nothing are not yielded (except the very first), so
-    modularity rises from one yield to the next. ``key`` (a 64-bit int)
-    drives the refinement's random choices, ``order`` (a permutation) the
-    vertex order of both phases (of local moving only for CPM, see
-    CPM_PASS_REL_TOL); ``max_passes``, ``pass_tol`` and ``pass_rel_tol``
-    (None: by the metric) end the passes (see MAX_PASSES). ``sequential_arcs``,
-    ``parallel_min_arcs``, ``margins`` and ``chase`` tune the local moving as
-    in the Louvain engine; ``lead_sweeps`` sweeps one vertex at a time begin
-    the first level (see :meth:`LeidenEngine.move`). ``metric``: the
-    objective, "modularity" or "cpm" (every vertex of node weight 1; the
-    ``modularity`` of ``info`` is then 2 * CPM / m2, see
+    modularity rises from one yield to the next. ``options``: the run's
+    :class:`~nx_gpumatch.community.schedule.CommunityOptions` (None: the
+    defaults), with the settings ``changes`` names changed: ``key`` drives
+    the refinement's random choices, ``max_passes``, ``pass_tol`` and
+    ``pass_rel_tol`` end the passes (see MAX_PASSES), the sweep settings
+    tune the local moving as in the Louvain engine, and ``lead_sweeps``
+    sweeps one vertex at a time begin the first level (see
+    :meth:`LeidenEngine.move`). ``order`` (a permutation) orders the vertices
+    of both phases (of local moving only for CPM, see CPM_PASS_REL_TOL).
+    ``metric``: the objective, "modularity" or "cpm" (every vertex of node
+    weight 1; the ``modularity`` of ``info`` is then 2 * CPM / m2, see
     :mod:`nx_gpumatch.community.quality`).
     """
-    rule = SweepRule(
-        coarse_threshold=coarse_threshold,
-        fine_below=fine_below,
-        sequential_arcs=sequential_arcs,
-        max_sweeps=max_sweeps,
-        rel_tol=LEIDEN_SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
-        margins=margins,
-        chase=chase,
-    )
+    opts = community_options(options, **changes)
     engine = LeidenEngine(
         indptr,
         indices,
         w,
         loop,
-        rule,
-        resolution=resolution,
+        opts.sweep_rule(leiden=True),
+        resolution=opts.resolution,
         order=order,
-        theta=theta,
-        key=key,
-        parallel_min_arcs=parallel_min_arcs,
-        lead_sweeps=lead_sweeps,
-        metric=metric,
+        theta=opts.theta,
+        key=opts.key,
+        parallel_min_arcs=opts.parallel_min_arcs,
+        lead_sweeps=opts.lead_sweeps,
+        metric=opts.metric,
     )
-    yield from levels.leiden(engine, max_passes, pass_tol, pass_rel_tol_of(metric, pass_rel_tol))
+    yield from levels.leiden(engine, *opts.pass_ends())

@@ -171,53 +171,25 @@ class LeidenEngine(gl.LouvainEngine):
         )
 
 
-def leiden_levels(
-    indptr,
-    indices,
-    w,
-    loop,
-    *,
-    resolution=1.0,
-    theta=sch.THETA,
-    key=0,
-    coarse_threshold=1e-7,
-    fine_below=100_000,
-    order=None,
-    max_sweeps=sch.MAX_SWEEPS,
-    max_passes=sch.MAX_PASSES,
-    pass_tol=sch.PASS_TOL,
-    pass_rel_tol=None,
-    sequential_arcs=sch.SEQUENTIAL_ARCS,
-    sweep_rel_tol=None,
-    table_bytes=None,
-    backend="cupy",
-    metric="modularity",
-    **_cpu_only,
-):
+def leiden_levels(indptr, indices, w, loop, options=None, *, order=None, **changes):
     """The GPU engine's version of :func:`nx_gpumatch.cpu.leiden.leiden_levels`
-    (same arguments and yields; ``table_bytes`` caps the scratch memory of
-    one launch, None: a share of the free device memory)."""
-    rule = sch.SweepRule(
-        coarse_threshold=coarse_threshold,
-        fine_below=fine_below,
-        sequential_arcs=sequential_arcs,
-        max_sweeps=max_sweeps,
-        rel_tol=sch.LEIDEN_SWEEP_REL_TOL if sweep_rel_tol is None else sweep_rel_tol,
-        margins=False,  # the device kernels wake every neighbour of a mover
-    )
+    (same arguments and yields; ``table_bytes`` and ``backend`` of the
+    :class:`~nx_gpumatch.community.schedule.CommunityOptions` as in
+    :func:`nx_gpumatch.gpu.louvain.louvain_levels`)."""
+    opts = sch.community_options(options, **changes)
     engine = LeidenEngine(
         indptr,
         indices,
         w,
         loop,
-        rule,
-        resolution=resolution,
+        # the device kernels wake every neighbour of a mover
+        opts.sweep_rule(leiden=True, margins=False),
+        resolution=opts.resolution,
         order=order,
-        theta=theta,
-        key=key,
-        table_bytes=table_bytes,
-        backend=backend,
-        metric=metric,
+        theta=opts.theta,
+        key=opts.key,
+        table_bytes=opts.table_bytes,
+        backend=opts.backend,
+        metric=opts.metric,
     )
-    rel = sch.pass_rel_tol_of(metric, pass_rel_tol)
-    yield from levels.leiden(engine, max_passes, pass_tol, rel)
+    yield from levels.leiden(engine, *opts.pass_ends())

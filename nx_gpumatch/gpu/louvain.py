@@ -410,58 +410,26 @@ class LouvainEngine(CommunityEngine):
         self.order, self.prio = sch.carry_order(self.order, to_host(newid), K)
 
 
-def louvain_levels(
-    indptr,
-    indices,
-    w,
-    loop,
-    *,
-    resolution=1.0,
-    threshold=1e-7,
-    coarse_threshold=1e-7,
-    fine_below=100_000,
-    order=None,
-    batch_fraction=sch.BATCH_FRACTION,
-    max_batches=sch.MAX_BATCHES,
-    sequential_arcs=sch.SEQUENTIAL_ARCS,
-    cpu_below_arcs=sch.SEQUENTIAL_ARCS,
-    max_sweeps=sch.MAX_SWEEPS,
-    rel_tol=sch.SWEEP_REL_TOL,
-    confirm=False,
-    table_bytes=None,
-    backend="cupy",
-    **_cpu_only,
-):
+def louvain_levels(indptr, indices, w, loop, options=None, *, order=None, **changes):
     """The GPU engine's version of :func:`nx_gpumatch.cpu.louvain.louvain_levels`
-    (same arguments, same yields: host int32 labels and an info dict).
-    ``table_bytes`` caps the memory of one chunk of the move phase's global
-    hash tables and of the aggregation (None: a share of the free device
-    memory)."""
-    rule = sch.SweepRule(
-        threshold=threshold,
-        coarse_threshold=coarse_threshold,
-        fine_below=fine_below,
-        batch_fraction=batch_fraction,
-        max_batches=max_batches,
-        sequential_arcs=sequential_arcs,
-        max_sweeps=max_sweeps,
-        rel_tol=rel_tol,
-        confirm=confirm,
-        margins=False,  # the device kernels wake every neighbour of a mover
-    )
+    (same arguments, same yields: host int32 labels and an info dict; of the
+    :class:`~nx_gpumatch.community.schedule.CommunityOptions`, ``cpu_below_arcs``,
+    ``table_bytes`` and ``backend`` are this engine's, and the CPU engine's own
+    are ignored)."""
+    opts = sch.community_options(options, **changes)
     engine = LouvainEngine(
         indptr,
         indices,
         w,
         loop,
-        rule,
-        resolution=resolution,
+        opts.sweep_rule(margins=False),  # the device kernels wake every neighbour of a mover
+        resolution=opts.resolution,
         order=order,
-        cpu_below_arcs=cpu_below_arcs,
-        table_bytes=table_bytes,
-        backend=backend,
+        cpu_below_arcs=opts.cpu_below_arcs,
+        table_bytes=opts.table_bytes,
+        backend=opts.backend,
     )
-    yield from levels.louvain(engine, threshold)
+    yield from levels.louvain(engine, opts.threshold)
 
 
 def degrees(xp, mod, g):

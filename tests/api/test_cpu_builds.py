@@ -16,6 +16,11 @@ MODULES = [
     "nx_gpumatch.cpu.blossom.search",
     "nx_gpumatch.cpu.blossom.structure",
     "nx_gpumatch.cpu.csr",
+    "nx_gpumatch.cpu.leiden",
+    "nx_gpumatch.cpu.louvain.aggregation",
+    "nx_gpumatch.cpu.louvain.moves",
+    "nx_gpumatch.cpu.louvain.sparse",
+    "nx_gpumatch.cpu.louvain.sweeps",
     "nx_gpumatch.cpu.matching",
     "nx_gpumatch.cpu.stable_marriage",
 ]
@@ -64,3 +69,20 @@ def test_twin_reads_the_globals_it_is_given():
     t = cpu.twin(f, "_other", {"y": 3})
     assert t.py_func.__name__ == "f_other" and t.py_func.__qualname__.endswith("f_other")
     assert t.py_func(4) == 11
+
+
+def test_serial_builds_make_one_twin_per_function():
+    """A function given to serial_builds again keeps its twin: Louvain's move
+    kernels have one serial build, which every serial caller reaches."""
+    from nx_gpumatch.cpu.louvain import moves, sweeps
+
+    for name in ("_compute_moves", "_scan_moves"):
+        par, seq = getattr(moves, name), getattr(moves, name + "_seq")
+        assert cpu.serial_builds(par) == [seq]
+        assert seq.py_func.__code__ is par.py_func.__code__
+        assert seq.py_func.__qualname__ == name + "_serial"
+        assert par.targetoptions.get("parallel") and not seq.targetoptions.get("parallel")
+        # small graphs' optimiser: its batched sweep calls the serial builds only
+        batched = sweeps.optimise_1.py_func.__globals__["_batched_sweep"]
+        assert batched is not sweeps._batched_sweep
+        assert batched.py_func.__globals__[name] is seq

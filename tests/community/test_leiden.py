@@ -328,9 +328,9 @@ def test_first_level_is_led_as_louvains():
     args = (g.indptr, g.indices, g.weights, g.loop_weight)
     kw = dict(order=order, sequential_arcs=1000, parallel_min_arcs=1)
     lv_first = next(iter(cl.louvain_levels(*args, **kw)))
-    led = next(iter(cd.leiden_levels(*args, key=3, sweep_rel_tol=cl.SWEEP_REL_TOL, **kw)))
+    led = next(iter(cd.leiden_levels(*args, key=3, rel_tol=cl.SWEEP_REL_TOL, **kw)))
     blind = next(
-        iter(cd.leiden_levels(*args, key=3, sweep_rel_tol=cl.SWEEP_REL_TOL, lead_sweeps=0, **kw))
+        iter(cd.leiden_levels(*args, key=3, rel_tol=cl.SWEEP_REL_TOL, lead_sweeps=0, **kw))
     )
     assert np.array_equal(led[0], lv_first[0])
     assert led[1]["moves"] == lv_first[1]["moves"]

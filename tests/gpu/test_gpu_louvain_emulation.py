@@ -188,7 +188,8 @@ def test_star_hub_rows(big_star):
         comm, a, size, batch, np.ones(n, np.uint8), np.zeros(n, np.uint8),
         np.zeros(n, np.int64), np.zeros((1, n), np.int64), want, np.zeros(n),
     )  # fmt: skip
-    cl.moves._compute_moves_seq(hub, 0, 1, lv, st, cl.Scratch(pos, bc, bj, bw), 1.0 / m2, 0.0)
+    unit = np.array([0, 1], np.int64)  # one work unit: hub[0:1]
+    cl.moves._compute_moves_seq(hub, unit, lv, st, cl.Scratch(pos, bc, bj, bw), 1.0 / m2, 0.0)
     newc = np.full(n, -7, np.int32)
     active = np.ones(n, np.uint8)
     part = dict(comm=comm, a=a, size=size, prio=prio, batch=batch, active=active)
@@ -319,11 +320,11 @@ def test_refine_equals_cpu_for_cpm():
 # 0.2 once failed: the refinement's roulette depended on the order of a row's
 # arcs, which the two engines' aggregations leave in different orders.
 @pytest.mark.parametrize(
-    "sweep_rel_tol, metric, resolution",
+    "rel_tol, metric, resolution",
     [(None, "modularity", 1.0), (0.5, "modularity", 1.0), (0.2, "modularity", 1.0)]
     + [(None, "cpm", 0.05), (0.2, "cpm", 0.2)],
 )
-def test_leiden_run_equals_cpu_and_is_connected(sweep_rel_tol, metric, resolution):
+def test_leiden_run_equals_cpu_and_is_connected(rel_tol, metric, resolution):
     g = planted(240, 4, 7, hubs=(60,), per_vertex=3)
     kw = dict(
         key=99,
@@ -331,7 +332,7 @@ def test_leiden_run_equals_cpu_and_is_connected(sweep_rel_tol, metric, resolutio
         sequential_arcs=0,
         max_sweeps=5,
         max_passes=2 if metric == "modularity" else 6,
-        sweep_rel_tol=sweep_rel_tol,  # both engines end their sweeps by it
+        rel_tol=rel_tol,  # both engines end their sweeps by it
         margins=False,  # the device wakes every neighbour of a mover
         metric=metric,
         resolution=resolution,

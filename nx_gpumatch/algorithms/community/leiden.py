@@ -47,6 +47,7 @@ from nx_gpumatch.algorithms.community.common import (
 )
 from nx_gpumatch.algorithms.community.louvain import in_order
 from nx_gpumatch.community import quality as objective
+from nx_gpumatch.community.schedule import MAX_PASSES, CommunityOptions
 from nx_gpumatch.config import get_config
 
 __all__ = ["leiden_communities", "leiden_partitions"]
@@ -115,21 +116,18 @@ def _levels(graph, weighted, resolution, seed, theta, passes, device, threads, p
     key = check.seed_key(seed)
     order = vertex_order(graph.num_nodes, key)
 
+    options = CommunityOptions(
+        resolution=float(resolution) if metric == "modularity" else _scaled(resolution, shift),
+        metric=metric,
+        theta=_scaled(theta, shift),
+        key=_DEFAULT_KEY if key is None else key,
+        coarse_threshold=float(cfg.louvain_coarse_threshold),
+        fine_below=int(cfg.louvain_fine_below),
+        max_passes=MAX_PASSES if passes is None else int(passes),
+    )
+
     def make(indptr, indices, w, loop, order):
-        return engine_mod.leiden_levels(
-            indptr,
-            indices,
-            w,
-            loop,
-            order=order,
-            resolution=float(resolution) if metric == "modularity" else _scaled(resolution, shift),
-            metric=metric,
-            theta=_scaled(theta, shift),
-            key=_DEFAULT_KEY if key is None else key,
-            coarse_threshold=float(cfg.louvain_coarse_threshold),
-            fine_below=int(cfg.louvain_fine_below),
-            max_passes=engine_mod.MAX_PASSES if passes is None else int(passes),
-        )
+        return engine_mod.leiden_levels(indptr, indices, w, loop, options, order=order)
 
     gen = in_order(make, indptr, indices, w, loop, order)
     m2 = float(w.sum()) + 2.0 * float(loop.sum())

@@ -41,6 +41,7 @@ from nx_gpumatch.algorithms.community.common import (
     with_progress,
     with_threads,
 )
+from nx_gpumatch.community.schedule import CommunityOptions
 from nx_gpumatch.config import get_config
 
 __all__ = ["louvain_communities", "louvain_partitions"]
@@ -114,7 +115,7 @@ def _levels(graph, weighted, resolution, threshold, seed, device, threads, progr
     indptr, indices, w, loop, _shift = weighted_arrays(graph, weighted)  # (Q does not depend on it)
     engine, engine_mod = engine_for("louvain", device, graph.num_edges)
     order = seeded_order(graph.num_nodes, seed)
-    kw = dict(
+    options = CommunityOptions(
         resolution=float(resolution),
         threshold=float(threshold),
         coarse_threshold=float(cfg.louvain_coarse_threshold),
@@ -122,7 +123,7 @@ def _levels(graph, weighted, resolution, threshold, seed, device, threads, progr
     )
 
     def make(indptr, indices, w, loop, order):
-        return engine_mod.louvain_levels(indptr, indices, w, loop, order=order, **kw)
+        return engine_mod.louvain_levels(indptr, indices, w, loop, options, order=order)
 
     gen = in_order(make, indptr, indices, w, loop, order)
     if engine != "gpu":

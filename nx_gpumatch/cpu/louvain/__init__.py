@@ -76,6 +76,7 @@ Constant Potts Model runs the same kernels with node weights for the degrees
 
 from nx_gpumatch.community.schedule import (
     BATCH_FRACTION,
+    LEAD_SWEEPS,
     MAX_BATCHES,
     MAX_SWEEPS,
     MOVE_BUCKETS,
@@ -93,7 +94,7 @@ from nx_gpumatch.cpu.louvain.aggregation import (
     renumber,
 )
 from nx_gpumatch.cpu.louvain.batches import sweep_schedule
-from nx_gpumatch.cpu.louvain.constants import LEAD_SWEEPS, PARALLEL_MIN_ARCS
+from nx_gpumatch.cpu.louvain.constants import PARALLEL_MIN_ARCS
 from nx_gpumatch.cpu.louvain.engine import LouvainEngine, louvain_levels
 from nx_gpumatch.cpu.louvain.moves import weighted_degrees
 from nx_gpumatch.cpu.louvain.state import Level, MoveState, Scratch, SparseState, SweepSettings

@@ -5,9 +5,6 @@
 DENSE_MIN_DEGREE = 64
 DENSE_MAX_VERTICES = 1 << 16  # 512 KiB of float64: the array stays in cache
 
-# Batched levels begin with sweeps one vertex at a time, so clusters can grow.
-LEAD_SWEEPS = 1
-
 # Smaller commit batches run on one thread (more on a machine slow to wake
 # its threads, at SECONDS_PER_ARC); results are the same either way.
 PARALLEL_MIN_ARCS = 20_000

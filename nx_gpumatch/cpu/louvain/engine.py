@@ -8,14 +8,10 @@ from nx_gpumatch.community import levels
 from nx_gpumatch.community.engine import CommunityEngine, HostLevel
 from nx_gpumatch.community.quality import singleton_modularity
 from nx_gpumatch.community.schedule import (
-    BATCH_FRACTION,
-    MAX_BATCHES,
-    MAX_SWEEPS,
+    LEAD_SWEEPS,
     MOVE_BUCKETS,
-    SEQUENTIAL_ARCS,
-    SWEEP_REL_TOL,
-    SweepRule,
     carry_order,
+    community_options,
     degree_buckets,
     vertex_order,
 )
@@ -24,7 +20,6 @@ from nx_gpumatch.cpu.louvain.aggregation import aggregate, aggregate_1, own_buff
 from nx_gpumatch.cpu.louvain.constants import (
     _CHUNKS_PER_THREAD,
     KEEP_BUFFERS_ARCS,
-    LEAD_SWEEPS,
     PARALLEL_MIN_ARCS,
     SECONDS_PER_ARC,
 )
@@ -81,8 +76,9 @@ class LouvainEngine(CommunityEngine):
     input graph, the current level (host CSR, degrees, vertex order) and the
     kernels above.
 
-    ``rule`` is the run's :class:`SweepRule`; ``order``, ``lead_sweeps`` and
-    ``parallel_min_arcs`` as in :func:`louvain_levels`; ``m2`` (None: the
+    ``rule`` is the run's :class:`SweepRule`; ``order`` as in
+    :func:`louvain_levels`, ``lead_sweeps`` and ``parallel_min_arcs`` as in
+    :class:`~nx_gpumatch.community.schedule.CommunityOptions`; ``m2`` (None: the
     graph's own) continues a run begun on another graph (a level handed over
     by the GPU engine). ``node_weights`` (None: the weighted degrees) weigh
     the vertices in the gains instead, summed on aggregation: CPM's vertex
@@ -254,24 +250,13 @@ def louvain_levels(
     indices,
     w,
     loop,
+    options=None,
     *,
-    resolution=1.0,
-    threshold=1e-7,
-    coarse_threshold=1e-7,
-    fine_below=100_000,
     order=None,
-    batch_fraction=BATCH_FRACTION,
-    max_batches=MAX_BATCHES,
-    sequential_arcs=SEQUENTIAL_ARCS,
-    parallel_min_arcs=None,
-    max_sweeps=MAX_SWEEPS,
-    lead_sweeps=LEAD_SWEEPS,
     m2=None,
     q0=None,
     first_level=0,
-    rel_tol=SWEEP_REL_TOL,
-    confirm=False,
-    margins=True,
+    **changes,
 ):
     """Generator over the levels of the Louvain method (networkx's semantics).
 
@@ -281,49 +266,36 @@ def louvain_levels(
     partition after the level and ``info`` a dict (``vertices``, ``edges`` of
     the level's graph, ``modularity`` after it, ``moves``, ``sweeps``).
 
-    A level's sweeps end once one gains at most :func:`sweep_tolerance`
-    (``coarse_threshold`` on levels of at least ``fine_below`` vertices). The first level is
+    ``options``: the run's
+    :class:`~nx_gpumatch.community.schedule.CommunityOptions` (None: the
+    defaults), with the settings ``changes`` names changed. A level's sweeps
+    end once one gains at most :func:`sweep_tolerance`. The first level is
     always yielded, later ones only if they moved something; the method stops
-    once a level gains at most ``threshold``. ``order`` (a permutation; default
-    by id) orders each bucket and breaks ties. The next keywords tune the
-    commit batches and the use of threads (see the module constants;
-    ``parallel_min_arcs=None`` measures the machine once per run).
+    once a level gains at most ``threshold``. ``order`` (a permutation;
+    default by id) orders each bucket and breaks ties.
 
     ``margins=False`` looks at every neighbour of a mover again in batched
     sweeps (the GPU engine's rule) instead of waking it by its margin.
     ``rel_tol`` and ``confirm`` end the sweeps of levels swept in batches as in
     :func:`optimise` (``rel_tol=0, confirm=True``: only at a local optimum, the
     GPU engine's rule); levels swept one vertex at a time always end there.
-    Levels swept in batches begin with ``lead_sweeps`` sweeps one vertex at a
-    time (none when ``sequential_arcs`` is 0).
 
     ``m2``, ``q0`` and ``first_level`` continue a run begun elsewhere: the
     original graph's total degree, the modularity so far and the number of
     levels done.
     """
-    rule = SweepRule(
-        threshold=threshold,
-        coarse_threshold=coarse_threshold,
-        fine_below=fine_below,
-        batch_fraction=batch_fraction,
-        max_batches=max_batches,
-        sequential_arcs=sequential_arcs,
-        max_sweeps=max_sweeps,
-        rel_tol=rel_tol,
-        confirm=confirm,
-        margins=margins,
-    )
+    opts = community_options(options, **changes)
     engine = LouvainEngine(
         indptr,
         indices,
         w,
         loop,
-        rule,
-        resolution=resolution,
+        opts.sweep_rule(),
+        resolution=opts.resolution,
         order=order,
         m2=m2,
-        lead_sweeps=lead_sweeps,
-        parallel_min_arcs=parallel_min_arcs,
+        lead_sweeps=opts.lead_sweeps,
+        parallel_min_arcs=opts.parallel_min_arcs,
     )
     q = None if q0 is None else float(q0)
-    yield from levels.louvain(engine, threshold, q=q, level=first_level)
+    yield from levels.louvain(engine, opts.threshold, q=q, level=first_level)

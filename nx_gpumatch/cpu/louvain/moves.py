@@ -5,8 +5,9 @@ and undos, and the sweep one vertex at a time."""
 import numpy as np
 from numba import get_thread_id, prange
 
-from nx_gpumatch.cpu import njit
+from nx_gpumatch.cpu import njit, serial_builds
 from nx_gpumatch.cpu.louvain.constants import DENSE_MIN_DEGREE
+from nx_gpumatch.cpu.louvain.state import Scratch
 
 
 # ----------------------------------------------------------- optimisation
@@ -23,28 +24,13 @@ def weighted_degrees(indptr, w, loop):
 
 
 @njit(cache=True, inline="always")
-def _best_move(
-    v,
-    indptr,
-    indices,
-    w,
-    k,
-    comm,
-    a,
-    size,
-    prio,
-    batch,
-    bv,
-    res_over_m2,
-    pos,
-    buf_c,
-    buf_j,
-    buf_w,
-    batched,
-):
+def _best_move(v, bv, lv, st, row, res_over_m2, batched):
     """(community v should join, its own when nothing gains; the change of the
     total inner weight, arcs both ways, if v alone moves there; the margin of
-    that choice, see _units).
+    that choice, see _units), against the level ``lv`` and the partition of
+    ``st`` (see :mod:`~nx_gpumatch.cpu.louvain.state`), with the calling
+    thread's accumulator ``row``, a :class:`Scratch` of rows (pos, buf_c,
+    buf_j, buf_w).
 
     Neighbour weights are summed per community in a sparse accumulator
     (pos[c] = slot of community c, -1 when absent; reset before returning),
@@ -62,6 +48,9 @@ def _best_move(
     they run 15-20% faster so (level 1 of the random 300k benchmark graph), no
     slower on dense levels.
     """
+    indptr, indices, w, k, prio = lv.indptr, lv.indices, lv.w, lv.k, lv.prio
+    comm, a, size, batch = st.comm, st.a, st.size, st.batch
+    pos, buf_c, buf_j, buf_w = row
     own = comm[v]
     cnt = 0
     lo = indptr[v]
@@ -161,88 +150,25 @@ def _best_move(
 @njit(cache=True, parallel=True)
 def _compute_moves(verts, chunks, lv, st, scratch, res_over_m2, units):
     """Each active vertex's best move (``newc``) and margin, against the
-    state of its batch: vertices of ``verts`` in the work units ``chunks``."""
-    indptr, indices, w, k, prio = lv.indptr, lv.indices, lv.w, lv.k, lv.prio
-    comm, a, size, batch, active = st.comm, st.a, st.size, st.batch, st.active
+    state of its batch: vertices of ``verts`` in the work units ``chunks``
+    (bounds in verts). Its serial build, :data:`_compute_moves_seq`, walks
+    the units in order on the calling thread."""
+    comm, batch, active = st.comm, st.batch, st.active
     newc, slack, charge = st.newc, st.slack, st.charge
-    pos, buf_c, buf_j, buf_w = scratch
     for ch in prange(chunks.shape[0] - 1):
         tid = get_thread_id()
-        P = pos[tid]
-        C = buf_c[tid]
-        J = buf_j[tid]
-        W = buf_w[tid]
+        row = Scratch(scratch.pos[tid], scratch.buf_c[tid], scratch.buf_j[tid], scratch.buf_w[tid])
         for t in range(chunks[ch], chunks[ch + 1]):
             v = verts[t]
             if active[v] == 0:
                 newc[v] = comm[v]
                 continue
             active[v] = 0
-            c, _, margin = _best_move(
-                v,
-                indptr,
-                indices,
-                w,
-                k,
-                comm,
-                a,
-                size,
-                prio,
-                batch,
-                batch[v],
-                res_over_m2,
-                P,
-                C,
-                J,
-                W,
-                True,
-            )
+            c, _, margin = _best_move(v, batch[v], lv, st, row, res_over_m2, True)
             newc[v] = c
             slack[v] = _units(margin, units)
             for r in range(charge.shape[0]):
                 charge[r, v] = 0
-
-
-@njit(cache=True)
-def _compute_moves_seq(verts, lo, hi, lv, st, scratch, res_over_m2, units):
-    """:func:`_compute_moves` of verts[lo:hi] on the calling thread."""
-    indptr, indices, w, k, prio = lv.indptr, lv.indices, lv.w, lv.k, lv.prio
-    comm, a, size, batch, active = st.comm, st.a, st.size, st.batch, st.active
-    newc, slack, charge = st.newc, st.slack, st.charge
-    pos, buf_c, buf_j, buf_w = scratch
-    P = pos[0]
-    C = buf_c[0]
-    J = buf_j[0]
-    W = buf_w[0]
-    for t in range(lo, hi):
-        v = verts[t]
-        if active[v] == 0:
-            newc[v] = comm[v]
-            continue
-        active[v] = 0
-        c, _, margin = _best_move(
-            v,
-            indptr,
-            indices,
-            w,
-            k,
-            comm,
-            a,
-            size,
-            prio,
-            batch,
-            batch[v],
-            res_over_m2,
-            P,
-            C,
-            J,
-            W,
-            True,
-        )
-        newc[v] = c
-        slack[v] = _units(margin, units)
-        for r in range(charge.shape[0]):
-            charge[r, v] = 0
 
 
 # Margins and charges are kept in integer units (a fixed fraction of m2, the
@@ -320,7 +246,8 @@ def _inner_change(v, newc, comm, batch, indptr, indices, w, active, pending, k, 
 @njit(cache=True, parallel=True)
 def _scan_moves(verts, chunks, lv, st, rk, units):
     """The inner weight change of each chosen move, waking or charging the
-    mover's neighbours (see _inner_change)."""
+    mover's neighbours (see _inner_change); work units as
+    :func:`_compute_moves`'s, serial build :data:`_scan_moves_seq`."""
     indptr, indices, w, k = lv.indptr, lv.indices, lv.w, lv.k
     newc, comm, batch, active = st.newc, st.comm, st.batch, st.active
     pending, change, charge = st.pending, st.change, st.charge
@@ -346,19 +273,10 @@ def _scan_moves(verts, chunks, lv, st, rk, units):
                 )
 
 
-@njit(cache=True)
-def _scan_moves_seq(verts, lo, hi, lv, st, rk, units):
-    """:func:`_scan_moves` of verts[lo:hi] on the calling thread."""
-    indptr, indices, w, k = lv.indptr, lv.indices, lv.w, lv.k
-    newc, comm, batch, active = st.newc, st.comm, st.batch, st.active
-    pending, change, charge = st.pending, st.change, st.charge
-    row = charge[0]
-    for t in range(lo, hi):
-        v = verts[t]
-        if newc[v] != comm[v]:
-            change[v] = _inner_change(
-                v, newc, comm, batch, indptr, indices, w, active, pending, k, row, rk * k[v], units
-            )
+# One definition each, built twice: the serial builds run the units in order
+# on the calling thread (thread id 0 outside a parallel loop: scratch and
+# charge row 0), for batches too small for the threads and sparse sweeps.
+_compute_moves_seq, _scan_moves_seq = serial_builds(_compute_moves, _scan_moves)
 
 
 @njit(cache=True)
@@ -420,9 +338,9 @@ def _sweep_one_by_one(verts, lv, st, scratch, res_over_m2, flag):
     weight change comes from the accumulator, so the row is read once more
     only to flag the neighbours, and only with ``flag`` (a last lead sweep
     need not: every vertex is looked at after it)."""
-    indptr, indices, w, k, prio = lv.indptr, lv.indices, lv.w, lv.k, lv.prio
-    comm, a, size, batch, active = st.comm, st.a, st.size, st.batch, st.active
-    P, C, J, W = scratch.pos[0], scratch.buf_c[0], scratch.buf_j[0], scratch.buf_w[0]
+    indptr, indices, k = lv.indptr, lv.indices, lv.k
+    comm, a, size, active = st.comm, st.a, st.size, st.active
+    row = Scratch(scratch.pos[0], scratch.buf_c[0], scratch.buf_j[0], scratch.buf_w[0])
     moved = 0
     dsq = 0.0
     dinner = 0.0
@@ -431,9 +349,7 @@ def _sweep_one_by_one(verts, lv, st, scratch, res_over_m2, flag):
         if active[v] == 0:
             continue
         active[v] = 0
-        c, d, _ = _best_move(
-            v, indptr, indices, w, k, comm, a, size, prio, batch, -1, res_over_m2, P, C, J, W, False
-        )
+        c, d, _ = _best_move(v, -1, lv, st, row, res_over_m2, False)
         o = comm[v]
         if c == o:
             continue

@@ -136,6 +136,7 @@ def _sparse_sweep(sp, ncur, sweep, lv, st, scratch, res_over_m2, units, sq, inne
         _place(cur[i], -1, vpos, bptr, nbb, base, off, salt, indptr, indices, batch, head, link)
     nn = 0
     moved = 0
+    unit = np.zeros(2, np.int64)  # a batch is one work unit: tmp[0:cnt]
     for j0 in range(head.shape[0]):
         cnt = 0
         x = head[j0]
@@ -151,8 +152,9 @@ def _sparse_sweep(sp, ncur, sweep, lv, st, scratch, res_over_m2, units, sq, inne
             tmp[i] = x
             queued[x] = 0
         _wake(tmp, 0, cnt, active, slack, charge, pending)
-        _compute_moves_seq(tmp, 0, cnt, lv, st, scratch, res_over_m2, units)
-        _scan_moves_seq(tmp, 0, cnt, lv, st, res_over_m2, units)
+        unit[1] = cnt
+        _compute_moves_seq(tmp, unit, lv, st, scratch, res_over_m2, units)
+        _scan_moves_seq(tmp, unit, lv, st, res_over_m2, units)
         for i in range(cnt):
             v = tmp[i]
             if newc[v] == comm[v]:

@@ -287,8 +287,8 @@ def _batched_sweep(sverts, bat, lv, st, scratch, rule, units, sq, inner):
             _compute_moves(sverts, chunks, lv, st, scratch, res_over_m2, units)
             _scan_moves(sverts, chunks, lv, st, res_over_m2, units)
         else:
-            _compute_moves_seq(sverts, lo, hi, lv, st, scratch, res_over_m2, units)
-            _scan_moves_seq(sverts, lo, hi, lv, st, res_over_m2, units)
+            _compute_moves_seq(sverts, chunks, lv, st, scratch, res_over_m2, units)
+            _scan_moves_seq(sverts, chunks, lv, st, res_over_m2, units)
         cnt, dsq, dinner = _commit(
             sverts, lo, hi, st.newc, st.comm, st.a, st.size, lv.k, st.change, no_logc, no_loga, 0
         )
@@ -511,4 +511,4 @@ def optimise(lv, scratch, rule, init):
 
 # Builds without threads (prange runs as range): same code, same float
 # operations, same results; small graphs then compile no parallel kernel.
-optimise_1, _, _ = serial_builds(optimise, _compute_moves, _scan_moves)
+optimise_1, *_ = serial_builds(optimise, _batched_sweep, _compute_moves, _scan_moves)
