@@ -389,7 +389,7 @@ def solve(prefs, *, algorithm="mcvitie_wilson", engine="parallel", threads=None,
         else:  # the GPU engine's kernel runs in emulation: no device to resolve
             gpu_engine = engine_module("stable_marriage", "gpu")
         return gpu_engine.run(prefs, algorithm, backend=backend)
-    _, cpu_engine = engine_for("stable_marriage", "cpu", prefs.num_entries)
+    cpu_engine = engine_module("stable_marriage", "cpu")  # chosen already: nothing to resolve
     with cpu.run("stable_marriage", prefs.num_entries, threads) as parts:
         return cpu_engine.run(prefs, algorithm, parallel=engine == "parallel", parts=parts)
 
