@@ -9,7 +9,7 @@ import importlib
 from nx_gpumatch._validation import check_device
 from nx_gpumatch.config import get_config
 
-__all__ = ["engine_for", "resolve_device"]
+__all__ = ["engine_for", "engine_module", "resolve_device"]
 
 
 def resolve_device(device, num_edges):
@@ -35,4 +35,11 @@ def engine_for(problem, device, num_edges):
     """(device, engine module) for ``problem``: ``nx_gpumatch.cpu.<problem>`` or
     ``nx_gpumatch.gpu.<problem>``, as :func:`resolve_device` picks."""
     name = resolve_device(device, num_edges)
-    return name, importlib.import_module(f"nx_gpumatch.{name}.{problem}")
+    return name, engine_module(problem, name)
+
+
+def engine_module(problem, name):
+    """The engine ``nx_gpumatch.<name>.<problem>`` itself, without a device
+    check: for a GPU engine run in emulation, or the CPU engine's parts that
+    serve another engine."""
+    return importlib.import_module(f"nx_gpumatch.{name}.{problem}")

@@ -19,12 +19,16 @@ man-optimal stable matching, whichever algorithm and engine computes it.
 import numbers
 import sys
 from collections.abc import Mapping
+from itertools import chain
 
 import numpy as np
 
+from nx_gpumatch import cpu
+from nx_gpumatch._constants import NO_RANK
 from nx_gpumatch._validation import check_bool, check_device
 from nx_gpumatch.algorithms._compact import Compaction, compact_graph, compaction
-from nx_gpumatch.algorithms._engines import resolve_device
+from nx_gpumatch.algorithms._convert import convert, matching_result, to_graph
+from nx_gpumatch.algorithms._engines import engine_for, engine_module, resolve_device
 from nx_gpumatch.config import get_config
 
 ALGORITHMS = ("mcvitie_wilson", "gale_shapley")
@@ -87,7 +91,6 @@ def prepare_preferences(men_prefs, women_prefs, *, threads=None):
     result as the only preference argument of :func:`stable_marriage`,
     :func:`is_stable` or :func:`blocking_pair`.
     """
-    from nx_gpumatch import cpu
     from nx_gpumatch.cpu import stable_marriage as csm
 
     if isinstance(men_prefs, Mapping) or isinstance(women_prefs, Mapping):
@@ -194,8 +197,6 @@ def _encode(prefs, index, who, other, parts=1):
     ptr = np.zeros(len(lists) + 1, np.int64)
     np.cumsum(lengths, out=ptr[1:])
     total = int(ptr[-1])
-    from itertools import chain
-
     choices = _encode_int_names(lists, index, total)
     if choices is None:
         choices = _encode_str_names(lists, index, total, parts)
@@ -239,8 +240,6 @@ def _encode_int_names(lists, index, total):
         if all(isinstance(v, np.ndarray) for v in lists):
             flat = np.concatenate(lists) if lists else np.empty(0, np.int64)
         else:
-            from itertools import chain
-
             flat = np.array(list(chain.from_iterable(lists)))
     except (ValueError, TypeError):  # ragged or odd entries: the general path names them
         return None
@@ -385,27 +384,14 @@ def solve(prefs, *, algorithm="mcvitie_wilson", engine="parallel", threads=None,
         )
         return mc.spread_partners(mate, wc), proposals
     if engine == "gpu":
-        if algorithm != "mcvitie_wilson":
-            raise ValueError(
-                "the GPU engine runs McVitie-Wilson only; use algorithm='mcvitie_wilson'"
-            )
-        from nx_gpumatch.gpu import stable_marriage as gsm
-
-        return gsm.run(prefs.ptr, prefs.packed, prefs.n_women, backend=backend)
-    from nx_gpumatch import cpu
-    from nx_gpumatch.cpu import stable_marriage as csm
-
+        if backend == "cupy":
+            _, gpu_engine = engine_for("stable_marriage", "gpu", prefs.num_entries)
+        else:  # the GPU engine's kernel runs in emulation: no device to resolve
+            gpu_engine = engine_module("stable_marriage", "gpu")
+        return gpu_engine.run(prefs, algorithm, backend=backend)
+    cpu_engine = engine_module("stable_marriage", "cpu")  # chosen already: nothing to resolve
     with cpu.run("stable_marriage", prefs.num_entries, threads) as parts:
-        if engine == "sequential":
-            run = csm.mcvitie_wilson if algorithm == "mcvitie_wilson" else csm.gale_shapley
-            word, nxt = run(prefs.ptr, prefs.packed, prefs.n_women)
-        elif algorithm == "mcvitie_wilson":
-            word, nxt = csm.mcvitie_wilson_parallel(prefs.ptr, prefs.packed, prefs.n_women, parts)
-        else:
-            word, nxt = csm.gale_shapley_parallel(prefs.ptr, prefs.packed, prefs.n_women, parts)
-        mate = csm.mates_from_words(word, prefs.n_men)
-    proposals = int((nxt - prefs.ptr[:-1]).sum())
-    return mate, proposals
+        return cpu_engine.run(prefs, algorithm, parallel=engine == "parallel", parts=parts)
 
 
 def _women_of(packed):
@@ -424,8 +410,6 @@ def _choose_engine(prefs, algorithm, device, parallel, threads):
     if algorithm == "mcvitie_wilson" and resolve_device(device, prefs.num_entries) == "gpu":
         return "gpu"
     if parallel is None:
-        from nx_gpumatch import cpu
-
         with cpu.threads(threads) as parts:
             parallel = parts > 1 and prefs.num_entries >= PARALLEL_MIN_ENTRIES
     return "parallel" if parallel else "sequential"
@@ -544,7 +528,6 @@ def blocking_pair(matching, men_prefs, women_prefs=None):
     both rank each other.
     """
     prefs = _as_prefs(men_prefs, women_prefs)
-    from nx_gpumatch import cpu
     from nx_gpumatch.cpu import stable_marriage as csm
 
     mate = _mate_array(prefs, matching)
@@ -586,7 +569,6 @@ def stable_marriage_instance(kind, n, seed=0, *, threads=None):
     ranking of the women and all women one of the men; n(n+1)/2 proposals.
     The same (kind, n, seed) gives the same instance on any thread count.
     """
-    from nx_gpumatch import cpu
     from nx_gpumatch.cpu import stable_marriage as csm
 
     if kind not in KINDS:
@@ -605,8 +587,6 @@ def stable_marriage_instance(kind, n, seed=0, *, threads=None):
 
 # ------------------------------------------------------- graph bridge
 def _graph_smi(graph):
-    from nx_gpumatch._constants import NO_RANK
-
     n = graph.num_nodes
     rank = graph.arc_rank()
     rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.indptr))
@@ -627,8 +607,6 @@ def smi_from_graph(G, weight="weight"):
     order (heavier first, ties by smaller (min id, max id)), using only
     positive-weight edges. Returns ``(men, women)`` in array form.
     """
-    from nx_gpumatch.algorithms._convert import to_graph
-
     graph, _ = to_graph(G, weight=weight)
     return _graph_smi(graph)
 
@@ -643,8 +621,6 @@ def greedy_matching_smi(
     matching, so this equals ``max_weight_matching(G, algorithm="greedy")``.
     Returns the same result types as that function.
     """
-    from nx_gpumatch.algorithms._convert import convert, matching_result
-
     inp = convert(G, weight=weight)
     graph = inp.graph
     small, c = compact_graph(graph)

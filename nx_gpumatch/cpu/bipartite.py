@@ -759,3 +759,25 @@ def two_colour(n, indptr, indices):
                 elif colour[u] == colour[v] and conflict < 0:
                     conflict = v
     return colour, comps, conflict
+
+
+# ------------------------------------------------------------ engine entry
+INITS = ("none", "cheap", "karp_sipser")  # the initial matchings run computes itself
+
+
+def run(bi, algorithm, start, *, wr=True, threads=None, apfb_phases=8):
+    """The entry every bipartite engine offers (see :mod:`nx_gpumatch.gpu.bipartite`):
+    a maximum matching of the biadjacency ``bi``, found by ``algorithm``
+    ("auto": at most ``apfb_phases`` APFB phases, then Hopcroft-Karp;
+    "hopcroft_karp", "apfb" or "apsb") from the initial matching ``start``
+    (a name of :data:`INITS`, computed in the same compiled call), on
+    ``threads`` Numba threads (None: the config's).
+
+    Returns (rmatch, cmatch, phases, initial, work, cover): int32 matchings,
+    the phases that augmented, the initial matching's size, the edges the
+    searches scanned and (row_cover, col_cover, proved), Konig's cover from
+    the last search and whether it proves the matching maximum."""
+    # bipartite_run compiles this module's kernels into one call: it imports this module
+    from nx_gpumatch.cpu import bipartite_run
+
+    return bipartite_run.run(bi, algorithm, start, wr=wr, threads=threads, apfb_phases=apfb_phases)

@@ -1,5 +1,7 @@
 """A whole CPU bipartite matching in one compiled call: initial matching,
-augmenting phases, Konig cover and its check.
+augmenting phases, Konig cover and its check; and the code of the CPU
+engine's entries (:func:`nx_gpumatch.cpu.bipartite.run`, whose module this
+one builds on, and the initial matching and the proof it lends other engines).
 
 ``solve`` runs the parallel kernels of :mod:`nx_gpumatch.cpu.bipartite`;
 ``solve_serial`` (and ``konig_cover_serial``) the same code with every
@@ -10,6 +12,7 @@ those cost more than the matching itself.
 
 import numpy as np
 
+from nx_gpumatch import cpu
 from nx_gpumatch.cpu import bipartite as cb
 from nx_gpumatch.cpu import njit, serial_builds
 from nx_gpumatch.cpu.bipartite import (
@@ -21,7 +24,7 @@ from nx_gpumatch.cpu.bipartite import (
 )
 from nx_gpumatch.cpu.bipartite_cover import cover_from_levels, konig_cover, verify
 
-INIT_CODES = {"none": 0, "cheap": 1, "karp_sipser": 2}
+INIT_CODES = {name: code for code, name in enumerate(cb.INITS)}
 ALGORITHM_CODES = {"auto": 0, "hopcroft_karp": 1, "apfb": 2, "apsb": 3}
 
 
@@ -89,3 +92,73 @@ solve_serial, check_cover_serial, *_ = serial_builds(
     cover_from_levels,
     verify,
 )
+
+
+# ------------------------------------------------------------ engine entries
+def threads_for(bi, threads=None):
+    """Numba threads for a call on the biadjacency ``bi`` (``threads``: the
+    caller's count, None: the config's)."""
+    nthreads = cpu.threads_for(bi.num_edges, threads)
+    if bi.ncols < min(cb.SMALL_LEVEL, cpu.PARALLEL_MIN):
+        # no search level is wide enough to split: threads would only start teams
+        nthreads = 1
+    return nthreads
+
+
+def run(bi, algorithm, start, *, wr=True, threads=None, apfb_phases=8):
+    """See :func:`nx_gpumatch.cpu.bipartite.run`."""
+    if not isinstance(start, str) or start not in INIT_CODES:
+        raise ValueError(f"the CPU engine starts from one of {cb.INITS}, got {start!r}")
+    args = (
+        bi.nrows,
+        bi.ncols,
+        bi.cptr,
+        bi.crows,
+        INIT_CODES[start],
+        ALGORITHM_CODES[algorithm],
+        bool(wr),
+        apfb_phases,
+    )
+    out = _serial_or_parallel(bi.num_edges, threads_for(bi, threads), solve_serial, solve, args)
+    rmatch, cmatch, row_cover, col_cover, phases, initial, work, proved = out
+    return rmatch, cmatch, phases, initial, work, (row_cover, col_cover, proved)
+
+
+def initial_matching(bi, init, threads=None):
+    """(rmatch, cmatch): the initial matching ``init`` ("none", "cheap" or
+    "karp_sipser"), for an engine that has no heuristic of its own."""
+    rmatch = np.full(bi.nrows, -1, np.int32)
+    cmatch = np.full(bi.ncols, -1, np.int32)
+    with cpu.run("bipartite", bi.num_edges, threads_for(bi, threads)):
+        if init == "cheap":
+            init_cheap(bi.ncols, bi.cptr, bi.crows, rmatch, cmatch)
+        elif init == "karp_sipser":
+            rptr, rcols = transpose(bi.nrows, bi.ncols, bi.cptr, bi.crows)
+            init_karp_sipser(bi.nrows, bi.ncols, bi.cptr, bi.crows, rptr, rcols, rmatch, cmatch)
+        elif init != "none":
+            raise ValueError(f"init must be one of {cb.INITS}, got {init!r}")
+    return rmatch, cmatch
+
+
+def prove(bi, rmatch, cmatch, threads=None):
+    """(row_cover, col_cover, proved): Konig's cover of a matching found by
+    any engine, and whether it proves the matching maximum."""
+    args = (bi.nrows, bi.ncols, bi.cptr, bi.crows, rmatch, cmatch)
+    return _serial_or_parallel(
+        bi.num_edges, threads_for(bi, threads), check_cover_serial, check_cover, args
+    )
+
+
+def _serial_or_parallel(size, nthreads, serial, parallel, args):
+    """``serial(*args)`` when the call runs on one thread: it starts no thread
+    team, so Numba's thread count is left as it is (setting and restoring it,
+    and each one-thread team, cost a small call's whole budget); else
+    ``parallel(*args)`` on ``nthreads`` threads. Either may run interpreted
+    (see :func:`nx_gpumatch.cpu.run`)."""
+    if nthreads == 1:
+        if not cpu.should_interpret("bipartite", size):
+            return serial(*args)
+        with cpu.run("bipartite", size):
+            return serial(*args)
+    with cpu.run("bipartite", size, nthreads):
+        return parallel(*args)

@@ -318,6 +318,31 @@ def _transposed_mutual(
         a = b
 
 
+# ------------------------------------------------------------ engine entry
+def run(prefs, algorithm, *, parallel=False, parts=1):
+    """The entry every stable-marriage engine offers (see
+    :func:`nx_gpumatch.gpu.stable_marriage.run`): the man-optimal matching of
+    prepared preferences (``prefs.ptr``, ``prefs.packed``, ``prefs.n_men``,
+    ``prefs.n_women``; see :class:`nx_gpumatch.algorithms.stable_marriage.Preferences`)
+    by ``algorithm`` ("mcvitie_wilson" or "gale_shapley"), sequential or on
+    ``parts`` threads (``parallel``). The caller sets the thread count
+    (``nx_gpumatch.cpu.run``).
+
+    Returns (mate, proposals): the int64 man -> woman array (-1 unmatched)
+    and the number of list entries the men considered.
+    """
+    if algorithm == "mcvitie_wilson":
+        solver = mcvitie_wilson_parallel if parallel else mcvitie_wilson
+    elif algorithm == "gale_shapley":
+        solver = gale_shapley_parallel if parallel else gale_shapley
+    else:
+        raise ValueError(f"the CPU engine has no stable-marriage algorithm {algorithm!r}")
+    extra = (parts,) if parallel else ()
+    word, nxt = solver(prefs.ptr, prefs.packed, prefs.n_women, *extra)
+    mate = mates_from_words(word, prefs.n_men)
+    return mate, int((nxt - prefs.ptr[:-1]).sum())
+
+
 # ------------------------------------------------------ sequential engines
 @njit(cache=True)
 def mcvitie_wilson(ptr, packed, n_women):

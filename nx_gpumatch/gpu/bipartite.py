@@ -3,8 +3,9 @@
 Written against ``array_module``/``get_module`` only, so the same code runs on a
 CUDA device (``backend="cupy"``) and on the CPU in emulation
 (``backend="emulate"``). The matching may differ from the CPU engine's (races
-decide which tree claims a vertex); its cardinality, proved by the caller's
-Konig cover, does not.
+decide which tree claims a vertex); its cardinality does not. The engine has
+no initial-matching heuristic and no proof of its own: the front end brings
+the initial matching and proves the result (Konig's cover).
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import numpy as np
 from nx_gpumatch._constants import ENDPOINT, UNSEEN
 from nx_gpumatch.gpu._launch import array_module, get_module, to_host
 
-__all__ = ["run", "DEFINES"]
+__all__ = ["run", "DEFINES", "INITS"]
 
 # Compiled into kernels/bipartite.cu (see nx_gpumatch.gpu._source.problem_defines):
 # the CPU engine's sentinels, so levels and endpoints mean the same on both.
 DEFINES = {"UNSEEN": int(UNSEEN), "ENDPOINT": int(ENDPOINT)}
 BLOCK = 256
 CT_GRID = 120  # CT layout: a fixed grid; each thread walks many vertices
+INITS = ("none",)  # the initial matchings run computes itself
 
 
 def _grid(n, block, layout):
@@ -30,13 +32,33 @@ def _grid(n, block, layout):
     return min(g, CT_GRID) if layout == "ct" else g
 
 
-def run(bi, rmatch, cmatch, *, full=True, wr=True, layout="ct", backend="cupy", block=BLOCK):
-    """APFB (``full``) or APsB from the given matching of a
-    :class:`~nx_gpumatch.algorithms.bipartite.matching.Biadjacency`.
+def run(bi, algorithm, start, *, wr=True, layout="ct", backend="cupy", block=None):
+    """The entry every bipartite engine offers (see :func:`nx_gpumatch.cpu.bipartite.run`):
+    a maximum matching of ``bi`` (a
+    :class:`~nx_gpumatch.algorithms.bipartite.matching.Biadjacency`) by APsB
+    for ``algorithm="apsb"``, else APFB (the GPU has no Hopcroft-Karp: a call
+    that lets the device be chosen may bring any algorithm here), from
+    ``start``: "none" or an initial matching (rmatch, cmatch).
 
-    Returns (rmatch, cmatch, phases): int32 NumPy arrays and the number of
-    phases that augmented.
+    Returns (rmatch, cmatch, phases, initial, work, cover): int32 NumPy
+    matchings, the phases that augmented, the initial matching's size, and
+    None for the work and the cover, which this engine does not compute.
     """
+    nr, nc = bi.nrows, bi.ncols
+    if isinstance(start, str):
+        if start not in INITS:
+            raise ValueError(f"the GPU engine starts from one of {INITS} or a matching")
+        start = (np.full(nr, -1, np.int32), np.full(nc, -1, np.int32))
+    rmatch, cmatch, phases = _augment(
+        bi, *start, algorithm != "apsb", wr, layout, backend, block or BLOCK
+    )
+    initial = int(np.count_nonzero(np.asarray(start[1]) >= 0))
+    return rmatch, cmatch, phases, initial, None, None
+
+
+def _augment(bi, rmatch, cmatch, full, wr, layout, backend, block):
+    """APFB (``full``) or APsB from the given matching: (rmatch, cmatch,
+    phases), int32 NumPy arrays and the number of phases that augmented."""
     xp = array_module(backend)
     nr, nc = bi.nrows, bi.ncols
     d_rmatch = xp.asarray(rmatch, dtype=xp.int32).copy()

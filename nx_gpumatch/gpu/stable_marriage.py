@@ -18,13 +18,22 @@ __all__ = ["run"]
 BLOCK = 128
 
 
-def run(ptr, packed, n_women, *, backend="cupy", block=BLOCK):
-    """McVitie-Wilson with one thread per man on prepared lists (see
+def run(prefs, algorithm="mcvitie_wilson", *, backend="cupy", block=BLOCK):
+    """The entry every stable-marriage engine offers (see
+    :func:`nx_gpumatch.cpu.stable_marriage.run`): McVitie-Wilson with one
+    thread per man on prepared preferences (``prefs.ptr``, ``prefs.packed``,
+    ``prefs.n_women``; see
     :class:`nx_gpumatch.algorithms.stable_marriage.Preferences`).
 
     Returns (mate, proposals): the int64 NumPy man -> woman array (-1
     unmatched) and the number of list entries the men considered.
     """
+    if algorithm != "mcvitie_wilson":
+        raise ValueError("the GPU engine runs McVitie-Wilson only; use algorithm='mcvitie_wilson'")
+    return _mcvitie_wilson(prefs.ptr, prefs.packed, prefs.n_women, backend, block)
+
+
+def _mcvitie_wilson(ptr, packed, n_women, backend, block):
     xp = array_module(backend)
     n_men = int(ptr.shape[0]) - 1
     d_ptr = xp.asarray(ptr, dtype=xp.int64)

@@ -321,9 +321,9 @@ def test_gpu_route_gets_the_compacted_input(monkeypatch, padded):
         seen.append(graph.num_nodes)
         return fb.b_matching_edges(graph, b, "greedy")  # the same b-matching, on the CPU
 
-    def sm_run(ptr, packed, n_women, backend="cupy"):
-        seen.append(ptr.shape[0] - 1)
-        return sm.solve(sm.Preferences(ptr.shape[0] - 1, n_women, ptr, packed), engine="sequential")
+    def sm_run(prefs, algorithm="mcvitie_wilson", backend="cupy"):
+        seen.append(prefs.n_men)
+        return sm.solve(prefs, engine="sequential")
 
     import nx_gpumatch.cpu.louvain as cl
 

@@ -135,11 +135,11 @@ def test_other_kernel_families_have_no_race():
             print(alg, "wide", gm.run(wide, alg, backend="emulate").shape[0])
         print("refine", len(sanitize_cases._refinement("emulate")))
         prefs = sm.prepare_preferences(*nx_gpumatch.stable_marriage_instance("hard", 60, seed=1))
-        print("stable", gsm.run(prefs.ptr, prefs.packed, prefs.n_women, backend="emulate")[1])
+        print("stable", gsm.run(prefs, backend="emulate")[1])
         n = g.num_nodes
         bi = Biadjacency(n, n, g.indptr, g.indices)
         free = np.full(n, -1, np.int32)
-        print("bipartite", np.count_nonzero(gbp.run(bi, free, free, backend="emulate")[0] >= 0))
+        print("bipartite", np.count_nonzero(gbp.run(bi, "apfb", (free, free), backend="emulate")[0] >= 0))
         deg = np.diff(g.indptr)
         comm = (np.arange(n) % 5).astype(np.int32)
         dirty = np.ones(n, np.uint8)

@@ -8,11 +8,15 @@ final matching. A matching that fails the proof raises instead of returning.
 
 from __future__ import annotations
 
+import networkx as nx
 import numpy as np
 
-from nx_gpumatch._validation import check_bool
+from nx_gpumatch import cpu, files
+from nx_gpumatch._input import check_compressed, check_sparse, mmread
+from nx_gpumatch._validation import check_bool, check_threads
 from nx_gpumatch.algorithms._compact import Compaction, compact_graph, compaction
-from nx_gpumatch.algorithms._engines import resolve_device
+from nx_gpumatch.algorithms._convert import input_kind, to_graph
+from nx_gpumatch.algorithms._engines import engine_for, engine_module
 from nx_gpumatch.algorithms._registry import networkx_algorithm
 
 ALGORITHMS = ("auto", "hopcroft_karp", "apfb", "apsb")
@@ -47,8 +51,6 @@ class Biadjacency:
         self.nrows = int(nrows)
         self.ncols = int(ncols)
         if not checked:  # checked: the caller has checked this very structure
-            from nx_gpumatch._input import check_compressed
-
             check_compressed(cptr, crows, self.ncols, self.nrows, "biadjacency")
         self.cptr = np.ascontiguousarray(cptr, np.int64)
         self.crows = np.ascontiguousarray(crows, np.int32)
@@ -68,8 +70,6 @@ class Biadjacency:
         nrows, ncols = A.shape
         if max(nrows, ncols) >= 2**31 - 1:
             raise ValueError("more than 2**31 - 2 rows or columns are not supported")
-        from nx_gpumatch._input import check_sparse
-
         check_sparse(A, "graph")  # a CSR or CSC matrix's structure included: no second check
         if A.format == "csc":
             return cls(nrows, ncols, A.indptr, A.indices, checked=True), False
@@ -136,97 +136,55 @@ def solve(
             rows.spread(rc, False),
             cols.spread(cc, False),
         )
-    from nx_gpumatch import cpu
-    from nx_gpumatch.cpu import bipartite as cb
-
     if algorithm == "hopcroft_karp" and (device == "gpu" or backend != "cupy"):
         raise ValueError("the GPU engine runs 'apfb' or 'apsb', not 'hopcroft_karp'")
-    engine = resolve_device(device, bi.num_edges) if backend == "cupy" else "gpu"
+    check_threads(threads)
+    if backend == "cupy":
+        name, engine = engine_for("bipartite", device, bi.num_edges)
+    else:  # the GPU engine's kernels run in emulation: no device to resolve
+        name, engine = "gpu", engine_module("bipartite", "gpu")
     if init == "auto":
         sparse = bi.num_edges < KARP_SIPSER_DEGREE * max(bi.ncols, 1)
         init = "karp_sipser" if bi.num_edges >= KARP_SIPSER_MIN and sparse else "cheap"
-    nthreads = cpu.threads_for(bi.num_edges, threads)
-    if bi.ncols < min(cb.SMALL_LEVEL, cpu.PARALLEL_MIN):
-        # no search level is wide enough to split: threads would only start teams
-        nthreads = 1
-    if engine == "gpu":
-        out = _solve_gpu(bi, algorithm, init, wr, layout, backend, block, nthreads)
+    if name == "gpu":
+        options = dict(wr=wr, layout=layout, backend=backend, block=block)
     else:
-        from nx_gpumatch.cpu import bipartite_run as br
-
-        args = (
-            bi.nrows,
-            bi.ncols,
-            bi.cptr,
-            bi.crows,
-            br.INIT_CODES[init],
-            br.ALGORITHM_CODES[algorithm],
-            bool(wr),
-            AUTO_APFB_PHASES,
-        )
-        out = _serial_or_parallel(bi.num_edges, nthreads, br.solve_serial, br.solve, args)
-    rmatch, cmatch, row_cover, col_cover, phases, initial, work, proved = out
+        options = dict(wr=wr, threads=threads, apfb_phases=AUTO_APFB_PHASES)
+    rmatch, cmatch, phases, initial, work, cover = _run(
+        bi, engine, algorithm, init, threads, options
+    )
+    row_cover, col_cover, proved = cover
     if not proved:
         raise RuntimeError("internal error: the matching failed its optimality proof")
     if stats is not None:
         algorithm = (
-            "apfb" if engine == "gpu" and algorithm in ("auto", "hopcroft_karp") else algorithm
+            "apfb" if name == "gpu" and algorithm in ("auto", "hopcroft_karp") else algorithm
         )
-        stats.update(engine=engine, algorithm=algorithm, phases=int(phases), initial=int(initial))
+        stats.update(engine=name, algorithm=algorithm, phases=int(phases), initial=int(initial))
         if work is not None:  # CPU engine: edges its searches scanned, the final one included
             stats["work"] = int(work)
     return rmatch, cmatch, row_cover, col_cover
 
 
-def _serial_or_parallel(size, nthreads, serial, parallel, args):
-    """``serial(*args)`` when the call runs on one thread: it starts no thread
-    team, so Numba's thread count is left as it is (setting and restoring it,
-    and each one-thread team, cost a small call's whole budget); else
-    ``parallel(*args)`` on ``nthreads`` threads. Either may run interpreted
-    (see :func:`nx_gpumatch.cpu.run`)."""
-    from nx_gpumatch import cpu
-
-    if nthreads == 1:
-        if not cpu.should_interpret("bipartite", size):
-            return serial(*args)
-        with cpu.run("bipartite", size):
-            return serial(*args)
-    with cpu.run("bipartite", size, nthreads):
-        return parallel(*args)
+def _run(bi, engine, algorithm, init, threads, options):
+    """init -> engine.run -> proof. An engine starts from the CPU engine's
+    initial matching where it has no heuristic ``init`` of its own
+    (``engine.INITS``), and its matching is proved by the CPU engine's Konig
+    cover where it returns none."""
+    start = init
+    if init not in engine.INITS:
+        start = _cpu_engine().initial_matching(bi, init, threads)
+    rmatch, cmatch, phases, initial, work, cover = engine.run(bi, algorithm, start, **options)
+    if cover is None:
+        cover = _cpu_engine().prove(bi, rmatch, cmatch, threads)
+    return rmatch, cmatch, phases, initial, work, cover
 
 
-def _solve_gpu(bi, algorithm, init, wr, layout, backend, block, nthreads):
-    """The GPU engine's run, with the initial matching and the proof on the CPU."""
-    from nx_gpumatch import cpu
-    from nx_gpumatch.cpu import bipartite as cb
-    from nx_gpumatch.cpu import bipartite_run as br
-    from nx_gpumatch.gpu import bipartite as gb
+def _cpu_engine():
+    """The CPU engine's initial matchings and proof (Numba: imported on first use)."""
+    from nx_gpumatch.cpu import bipartite_run
 
-    nr, nc = bi.nrows, bi.ncols
-    rmatch = np.full(nr, -1, np.int32)
-    cmatch = np.full(nc, -1, np.int32)
-    with cpu.run("bipartite", bi.num_edges, nthreads):
-        if init == "cheap":
-            cb.init_cheap(nc, bi.cptr, bi.crows, rmatch, cmatch)
-        elif init == "karp_sipser":
-            rptr, rcols = cb.transpose(nr, nc, bi.cptr, bi.crows)
-            cb.init_karp_sipser(nr, nc, bi.cptr, bi.crows, rptr, rcols, rmatch, cmatch)
-    initial = int(np.count_nonzero(cmatch >= 0))
-    rmatch, cmatch, phases = gb.run(
-        bi,
-        rmatch,
-        cmatch,
-        full=algorithm != "apsb",
-        wr=wr,
-        layout=layout,
-        backend=backend,
-        block=block or gb.BLOCK,
-    )
-    args = (nr, nc, bi.cptr, bi.crows, rmatch, cmatch)
-    row_cover, col_cover, proved = _serial_or_parallel(
-        bi.num_edges, nthreads, br.check_cover_serial, br.check_cover, args
-    )
-    return rmatch, cmatch, row_cover, col_cover, phases, initial, None, proved
+    return bipartite_run
 
 
 # ----------------------------------------------------------- public function
@@ -281,8 +239,6 @@ def maximum_bipartite_matching(
     ``bipartite.maximum_matching``) for a networkx graph; int64 mate array for a
     :class:`Graph`. With ``return_cover``, a pair (matching, cover).
     """
-    from nx_gpumatch.algorithms._convert import input_kind
-
     kw = dict(algorithm=algorithm, init=init, device=device, threads=threads, layout=layout)
     kind = input_kind(graph)
     if perm_type not in ("row", "column"):
@@ -293,12 +249,8 @@ def maximum_bipartite_matching(
     if top_nodes is not None:
         raise TypeError("top_nodes applies to networkx graphs and nx_gpumatch.Graph only")
     if isinstance(graph, str) or hasattr(graph, "__fspath__"):
-        from nx_gpumatch import files
-
         if files.file_format(graph) == "mtx":
-            from nx_gpumatch._input import mmread as _mmread
-
-            graph = _mmread(graph)
+            graph = mmread(graph)
         else:  # an edge list: its rows, as a DataFrame's
             graph, kind = files.read_edge_list(graph, source, target), "pandas"
     if kind in ("pandas", "cudf"):
@@ -356,10 +308,7 @@ def _edge_list(df, source, target, return_cover, kw):
 def _sides(G, top_nodes, labels=None):
     """Boolean mask of the top side of a :class:`Graph`, by networkx's rules;
     ``labels``: those of G's vertices (default: G's own)."""
-    import networkx as nx
-
-    from nx_gpumatch import cpu
-    from nx_gpumatch.cpu import bipartite as cb
+    from nx_gpumatch.cpu import bipartite as cb  # Numba: imported on first use
 
     n = G.num_nodes
     if top_nodes is None:
@@ -437,8 +386,6 @@ def _as_dict(G, mate):
 
 
 def _general_graph(graph, kind, top_nodes, return_cover, kw):
-    from nx_gpumatch.algorithms._convert import to_graph
-
     G, _ = to_graph(graph, weight=None)
     _check_top_nodes(G, top_nodes)
     mate, cover = graph_matching(G, top_nodes, **kw)
@@ -521,10 +468,7 @@ def _nx_eppstein_matching(G, top_nodes=None):
 def _nx_to_vertex_cover(G, matching, top_nodes=None):
     """Konig's cover from the given maximum matching: the top nodes not reached
     and the bottom nodes reached by alternating paths from free top nodes."""
-    import networkx as nx
-
-    from nx_gpumatch import cpu
-    from nx_gpumatch.cpu import bipartite_cover
+    from nx_gpumatch.cpu import bipartite_cover  # Numba: imported on first use
 
     bi, tops, bottoms = _split(G, _sides(G, top_nodes))
     index = {v: i for i, v in enumerate(G.labels())}

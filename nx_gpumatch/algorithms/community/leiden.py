@@ -180,13 +180,11 @@ def leiden_partitions(
     Parameters are those of :func:`leiden_communities`, less ``max_level``;
     partitions come in the caller's types (see there).
     """
-    metric = check_params(resolution, theta, passes=passes, metric=metric)
-    check.check_bool(progress, "progress", none=True)
-    graph, kind = to_graph(G, weight=weight, source=source, target=target, parallel=PARALLEL_EDGES)
-    gen = _levels(
-        graph,
-        weight is not None,
+    graph, kind, gen = _graph_levels(
+        G,
+        weight,
         resolution,
+        None,
         seed,
         theta,
         passes,
@@ -194,6 +192,8 @@ def leiden_partitions(
         threads,
         progress,
         metric,
+        source,
+        target,
     )
     return partitions(graph, kind, gen)
 
@@ -260,6 +260,41 @@ def leiden_communities(
     ``vertex`` and ``community`` for a DataFrame; otherwise an int64 array
     with the community id of each vertex.
     """
+    graph, kind, gen = _graph_levels(
+        G,
+        weight,
+        resolution,
+        max_level,
+        seed,
+        theta,
+        passes,
+        device,
+        threads,
+        progress,
+        metric,
+        source,
+        target,
+    )
+    return result(graph, kind, final_labels(gen, max_level))
+
+
+def _graph_levels(
+    G,
+    weight,
+    resolution,
+    max_level,
+    seed,
+    theta,
+    passes,
+    device,
+    threads,
+    progress,
+    metric,
+    source,
+    target,
+):
+    """(graph, kind, levels) of a public call: its parameters checked, then G
+    converted and its levels generator set up."""
     metric = check_params(resolution, theta, max_level, passes, metric)
     check.check_bool(progress, "progress", none=True)
     graph, kind = to_graph(G, weight=weight, source=source, target=target, parallel=PARALLEL_EDGES)
@@ -275,7 +310,7 @@ def leiden_communities(
         progress,
         metric,
     )
-    return result(graph, kind, final_labels(gen, max_level))
+    return graph, kind, gen
 
 
 # ------------------------------------------------------- networkx dispatch

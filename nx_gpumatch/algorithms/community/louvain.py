@@ -152,16 +152,8 @@ def louvain_partitions(
     networkx graph, a DataFrame (``vertex``, ``community``) for a DataFrame, an
     int64 array of community ids (one per vertex) otherwise.
     """
-    graph, kind = to_graph(G, weight=weight, source=source, target=target, parallel=PARALLEL_EDGES)
-    gen = levels(
-        graph,
-        weighted=weight is not None,
-        resolution=resolution,
-        threshold=threshold,
-        seed=seed,
-        device=device,
-        threads=threads,
-        progress=progress,
+    graph, kind, gen = _graph_levels(
+        G, weight, resolution, threshold, None, seed, device, threads, progress, source, target
     )
     return partitions(graph, kind, gen)
 
@@ -212,11 +204,22 @@ def louvain_communities(
     ``vertex`` and ``community`` (same library as the input) for a DataFrame;
     otherwise an int64 array with the community id of each vertex.
     """
+    graph, kind, gen = _graph_levels(
+        G, weight, resolution, threshold, max_level, seed, device, threads, progress, source, target
+    )
+    return result(graph, kind, final_labels(gen, max_level))
+
+
+def _graph_levels(
+    G, weight, resolution, threshold, max_level, seed, device, threads, progress, source, target
+):
+    """(graph, kind, levels) of a public call: its parameters checked, then G
+    converted and its levels generator set up."""
     check_params(resolution, threshold, max_level)
     check.check_bool(progress, "progress", none=True)
     graph, kind = to_graph(G, weight=weight, source=source, target=target, parallel=PARALLEL_EDGES)
     gen = _levels(graph, weight is not None, resolution, threshold, seed, device, threads, progress)
-    return result(graph, kind, final_labels(gen, max_level))
+    return graph, kind, gen
 
 
 # ------------------------------------------------------- networkx dispatch

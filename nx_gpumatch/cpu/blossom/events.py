@@ -40,6 +40,15 @@ from nx_gpumatch.cpu.blossom.tables import (
 # A 4-ary min-heap of records (time hi, time lo, kind, payload) in one float64
 # array, so a node's children share two cache lines. Payloads are integers
 # below 2**53, exact as floats.
+@njit(cache=True, inline="always")
+def _copy_row(H, dst, src):
+    """Heap record ``src`` into slot ``dst``."""
+    H[dst, 0] = H[src, 0]
+    H[dst, 1] = H[src, 1]
+    H[dst, 2] = H[src, 2]
+    H[dst, 3] = H[src, 3]
+
+
 @njit(cache=True, no_cpython_wrapper=True)
 def hpush(H, meta, kh, kl, p):
     i = meta[HSIZE]
@@ -51,10 +60,7 @@ def hpush(H, meta, kh, kl, p):
     while i > 0:
         par = (i - 1) >> 2
         if before(kh, kl, kind, H[par, 0], H[par, 1], H[par, 2]):
-            H[i, 0] = H[par, 0]
-            H[i, 1] = H[par, 1]
-            H[i, 2] = H[par, 2]
-            H[i, 3] = H[par, 3]
+            _copy_row(H, i, par)
             i = par
         else:
             break
@@ -80,10 +86,7 @@ def sift_down(H, size, i):
             if before(H[d, 0], H[d, 1], H[d, 2], H[best, 0], H[best, 1], H[best, 2]):
                 best = d
         if before(H[best, 0], H[best, 1], H[best, 2], kh, kl, kind):
-            H[i, 0] = H[best, 0]
-            H[i, 1] = H[best, 1]
-            H[i, 2] = H[best, 2]
-            H[i, 3] = H[best, 3]
+            _copy_row(H, i, best)
             i = best
         else:
             break
@@ -101,10 +104,7 @@ def hpop(H, meta):
     last = meta[HSIZE] - 1
     meta[HSIZE] = last
     if last > 0:
-        H[0, 0] = H[last, 0]
-        H[0, 1] = H[last, 1]
-        H[0, 2] = H[last, 2]
-        H[0, 3] = H[last, 3]
+        _copy_row(H, 0, last)
         sift_down(H, last, 0)
     return kh, kl, p
 
@@ -196,10 +196,7 @@ def scan_blossom(b, tb, vnext, g, c, nd, fd, H, meta):
                         th == H[par, 0]
                         and (tl < H[par, 1] or (tl == H[par, 1] and H[par, 2] > 1.0))
                     ):
-                        H[i, 0] = H[par, 0]
-                        H[i, 1] = H[par, 1]
-                        H[i, 2] = H[par, 2]
-                        H[i, 3] = H[par, 3]
+                        _copy_row(H, i, par)
                         i = par
                     else:
                         break
