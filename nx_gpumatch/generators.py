@@ -5,6 +5,7 @@ All return :class:`nx_gpumatch.Graph`; ``.to_networkx()`` gives the networkx gra
 
 import numpy as np
 
+from nx_gpumatch._input import check_memory, input_bytes
 from nx_gpumatch.graph import MAX_NODES, Graph
 
 __all__ = ["random_graph", "rmat", "random_geometric", "delaunay", "RMAT_PARAMS"]
@@ -105,8 +106,6 @@ def delaunay(n, seed=0, weights="distance"):
 
 def _check_size(n, m):
     """ValueError / MemoryError before drawing a graph that cannot be held."""
-    from nx_gpumatch._input import check_memory, input_bytes
-
     if n >= MAX_NODES:
         raise ValueError(f"graphs need fewer than 2**31 vertices (int32 ids), got {n}")
     check_memory(input_bytes(n, n, m), f"a graph of {n} vertices and {m} drawn edges")
@@ -242,7 +241,7 @@ def barabasi_albert(n, m=4, seed=0, weights="uniform"):
         raise ValueError(f"need m >= 1 and n > m, got n={n}, m={m}")
     edges = m * (m + 1) // 2 + (n - m - 1) * m
     _check_size(n, edges)
-    from nx_gpumatch.cpu.generate import barabasi_albert_edges
+    from nx_gpumatch.cpu.generate import barabasi_albert_edges  # a kernel: Numba
 
     rng = np.random.default_rng(seed)
     src, dst = barabasi_albert_edges(n, m, int(rng.integers(0, 2**63)))

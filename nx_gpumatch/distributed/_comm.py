@@ -5,6 +5,7 @@ redistribution, sparse neighbour exchange for supersteps)."""
 import pickle
 import sys
 import time
+import traceback
 
 import numpy as np
 
@@ -83,7 +84,6 @@ def abort_on_error(comm, fn, *args, **kwargs):
     except Exception as exc:
         if comm.size == 1:
             raise
-        import traceback
 
         traceback.print_exc()
         print(

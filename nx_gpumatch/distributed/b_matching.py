@@ -19,11 +19,15 @@ Communication-reduction strategies (Khan et al. §V), all by keyword:
   partial sorting in batches (the default).
 """
 
+import hashlib
+import numbers
 import time
 
 import numpy as np
 
+from nx_gpumatch import cpu
 from nx_gpumatch._constants import B_MAX
+from nx_gpumatch._validation import check_threads
 
 # Queues and message batches from QUEUE_PARALLEL_MIN on are handled by all threads,
 # as in the CPU engine (smaller ones by one). Tests lower it in this module.
@@ -83,8 +87,6 @@ def _b_local(b, part):
     """b(v) of the owned vertices (in global-id order) from an int, an array
     over all vertices, an array over this rank's owned vertices, or a callable
     taking the owned global ids."""
-    import numbers
-
     gids = part.gids[part.owned_ids]
     k = gids.shape[0]
     if isinstance(b, numbers.Integral) and not isinstance(b, bool):
@@ -128,9 +130,6 @@ def _b_shared(b, num_nodes):
     own vertices' values from it): an int, or an array over all vertices (by
     digest). None for the forms that are per rank by design (an array over the
     owned vertices, a callable)."""
-    import hashlib
-    import numbers
-
     if isinstance(b, numbers.Integral) and not isinstance(b, bool):
         return int(b)
     if callable(b):
@@ -157,8 +156,6 @@ def _b_subset(b_subset, cap):
 
 
 def _check_options(ordering, vertex_subsets, b_subset, partial_sort, threads):
-    from nx_gpumatch._validation import check_threads
-
     check_threads(threads)  # here, so that a bad value on one rank fails on all
     if ordering not in ("id", "heaviest"):
         raise ValueError(f"ordering must be 'id' or 'heaviest', got {ordering!r}")
@@ -199,8 +196,6 @@ def b_matching(
     (ascending id), or a callable taking the owned ids. Strategy keywords: see
     the module docstring. threads: Numba threads per rank.
     """
-    from nx_gpumatch import cpu
-
     comm = get_comm(comm)
     t0 = time.perf_counter()
     check(comm, _check_options, ordering, vertex_subsets, b_subset, partial_sort, threads)

@@ -27,6 +27,7 @@ from nx_gpumatch.distributed._comm import (
     same,
 )
 from nx_gpumatch.distributed.partition import int_ids
+from nx_gpumatch.generators import RMAT_PARAMS
 from nx_gpumatch.graph import _as_weights
 
 __all__ = ["read_mtx", "read_edges_npy", "random_edges", "rmat_edges", "BLOCK_EDGES"]
@@ -237,8 +238,6 @@ def rmat_edges(
     ``nx_gpumatch.generators.RMAT_PARAMS``). Vertex ids are scrambled by a
     seeded bijection of [0, 2**scale), so no rank needs a permutation table.
     The same global graph for any number of ranks; ``comm=False``: all here."""
-    from nx_gpumatch.generators import RMAT_PARAMS
-
     a, b, c, d = RMAT_PARAMS[kind] if isinstance(kind, str) else kind
     if abs(a + b + c + d - 1) > 1e-9:
         raise ValueError("R-MAT probabilities must sum to 1")

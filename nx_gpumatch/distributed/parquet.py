@@ -13,6 +13,7 @@ dataset directory, all or nothing (see :meth:`DistributedMatching.write`).
 """
 
 import os
+import shutil
 
 import numpy as np
 
@@ -229,8 +230,6 @@ def write_dataset(comm, path, columns):
     once every rank has written its part; a ``_SUCCESS`` file marks it complete,
     as Spark does. An existing ``path`` is replaced only when it holds nothing
     but such parts. Returns this rank's part's final name."""
-    import shutil
-
     path = os.path.abspath(os.fspath(path)).rstrip(os.sep)
     folder, base = os.path.split(path)
     token = allgather(comm, os.getpid() if comm.rank == 0 else None, "write()")[0]

@@ -25,6 +25,8 @@ import threading
 
 import numpy as np
 
+from nx_gpumatch.gpu import _strict
+from nx_gpumatch.gpu._emulate import EmuModule
 from nx_gpumatch.gpu._source import (
     check_args,
     define_options,
@@ -90,7 +92,6 @@ def array_module(backend="cupy"):
         import cupy
 
         return cupy
-    from nx_gpumatch.gpu import _strict
 
     return _strict
 
@@ -158,8 +159,6 @@ def get_module(problem, backend="cupy", defines=None):
             if backend == "cupy":
                 mod = _CupyModule(problem, defines)
             else:
-                from nx_gpumatch.gpu._emulate import EmuModule
-
                 mod = EmuModule(problem, defines=defines)
             _modules[key] = mod
         return mod

@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import re
 from collections.abc import Mapping
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -45,8 +46,6 @@ def kernels_dir() -> Path:
     if (root / "pyproject.toml").is_file() and (d / "cuda_emu.h").is_file():
         return d
     try:
-        from importlib.resources import files
-
         d = Path(str(files("nx_gpumatch.kernels")))
         if d.is_dir() and any(d.glob("*.cu")):
             return d

@@ -22,9 +22,12 @@ its parallel edges summed.
 
 from __future__ import annotations
 
+import inspect
 import math
 
+import networkx as nx
 import numpy as np
+from networkx.utils.backends import _registered_algorithms
 
 from nx_gpumatch import _validation as check
 from nx_gpumatch.algorithms._compact import compact_graph
@@ -325,10 +328,6 @@ def _nx_metric(metric):
 def networkx_implements_leiden():
     """True from networkx 3.7 on: it has a Leiden of its own (``metric=``,
     CPM by default, and ``theta=``)."""
-    import inspect
-
-    from networkx.utils.backends import _registered_algorithms
-
     func = _registered_algorithms.get("leiden_communities")
     return func is not None and "metric" in inspect.signature(func.orig_func).parameters
 
@@ -353,8 +352,6 @@ def _can_run(
     registration), so the interface raises those the engine cannot cluster
     with the reason Louvain gives for handing them to networkx. (networkx
     itself refuses directed graphs first.)"""
-    import networkx as nx
-
     if metric is not None and networkx_implements_leiden() and metric not in objective.METRICS:
         return f"metric {metric!r}: gpumatch's Leiden optimises 'modularity' or 'cpm'"
     if not isinstance(G, nx.Graph):  # a package Graph holds what it can cluster

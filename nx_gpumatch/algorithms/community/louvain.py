@@ -20,6 +20,7 @@ networkx's own do).
 
 from __future__ import annotations
 
+import networkx as nx
 import numpy as np
 
 from nx_gpumatch import _validation as check
@@ -231,8 +232,6 @@ def _can_run(
 ):
     """Inputs gpumatch cannot cluster as networkx would go to networkx, with
     the reason (see :func:`~nx_gpumatch.algorithms.community.common.refusal`)."""
-    import networkx as nx
-
     if not isinstance(G, nx.Graph):  # a package Graph holds what it can cluster
         return True
     scan = None if weight is None else check.edge_summary(G, weight)

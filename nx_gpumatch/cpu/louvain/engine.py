@@ -1,5 +1,7 @@
 """The CPU engine of the level loops and its generator over the levels."""
 
+import time
+
 import numba
 import numpy as np
 from numba import prange
@@ -44,8 +46,6 @@ def _touch(x):
 def parallel_min_arcs_now(floor=PARALLEL_MIN_ARCS):
     """Smallest batch worth the threads now: ``floor``, or more when starting
     a parallel loop is slow (median of a few empty ones)."""
-    import time
-
     import numba
 
     if numba.get_num_threads() < 2:
