@@ -110,3 +110,15 @@ def networkit_graph(g):
         weighted=True,
         directed=False,
     )
+
+
+def choice_list(ap, option, text, allowed):
+    """The names of a comma-separated option, each one of ``allowed``; a usage
+    error (exit 2) through the parser ``ap`` otherwise."""
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in names if x not in allowed]
+    if bad or not names:
+        ap.error(
+            f"{option}: unknown {', '.join(bad) or 'empty list'}; choose among {', '.join(allowed)}"
+        )
+    return names

@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 import nx_gpumatch as gm
-from nx_gpumatch.benchmark import median_time, networkit_graph, paired_ratios
+from nx_gpumatch.benchmark import choice_list, median_time, networkit_graph, paired_ratios
 from nx_gpumatch.generators import GRAPH_KINDS
 
 LATENCY_SCRIPT = (
@@ -71,8 +71,8 @@ def main(argv):
         help="comma-separated weight kinds among uniform, unit, small_int, integer (default uniform)",
     )
     args = ap.parse_args(argv)
-    kinds = _names(ap, "--graph", args.graph, GRAPH_KINDS)
-    weight_kinds = _names(
+    kinds = choice_list(ap, "--graph", args.graph, GRAPH_KINDS)
+    weight_kinds = choice_list(
         ap, "--weights", args.weights, ("uniform", "unit", "small_int", "integer")
     )
 
@@ -196,13 +196,3 @@ def table(g, title, args):
     print(
         f"suitor = local_max = greedy: {same}; weight {our_weight:.6f} vs NetworKit {nk_weight:.6f}"
     )
-
-
-def _names(ap, option, text, allowed):
-    names = [x.strip() for x in text.split(",") if x.strip()]
-    bad = [x for x in names if x not in allowed]
-    if bad or not names:
-        ap.error(
-            f"{option}: unknown {', '.join(bad) or 'empty list'}; choose among {', '.join(allowed)}"
-        )
-    return names

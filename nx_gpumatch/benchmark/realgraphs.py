@@ -36,7 +36,7 @@ import os
 import numpy as np
 
 import nx_gpumatch as gm
-from nx_gpumatch.benchmark import median_time, networkit_graph
+from nx_gpumatch.benchmark import choice_list, median_time, networkit_graph
 
 FAMILIES = ("suitor", "local_max", "b_suitor", "exact", "louvain")
 # Names of graph files (also gzip-compressed: + ".gz"); others are skipped.
@@ -243,16 +243,6 @@ def run_graph(name, g, label, args, families):
     t.print()
 
 
-def _names(ap, option, text, allowed):
-    names = [x.strip() for x in text.split(",") if x.strip()]
-    bad = [x for x in names if x not in allowed]
-    if bad or not names:
-        ap.error(
-            f"{option}: unknown {', '.join(bad) or 'empty list'}; choose among {', '.join(allowed)}"
-        )
-    return names
-
-
 def main(argv):
     ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark realgraphs")
     ap.add_argument("folder", help="folder of graph files (edge lists, Matrix Market)")
@@ -270,8 +260,8 @@ def main(argv):
         ap.error(f"{args.folder} is not a folder")
     if args.repeat < 1 or args.b < 1:
         ap.error("--repeat and --b must be at least 1")
-    families = _names(ap, "--families", args.families, FAMILIES)
-    weights = _names(ap, "--weights", args.weights, WEIGHTS)
+    families = choice_list(ap, "--families", args.families, FAMILIES)
+    weights = choice_list(ap, "--weights", args.weights, WEIGHTS)
 
     from nx_gpumatch import cpu
 
