@@ -142,7 +142,8 @@ def check_compute_moves(seed):
             np.zeros((1, n), np.int64), ref, np.zeros(n),
         )  # fmt: skip
         scratch = cl.Scratch(pos, bc, bj, bw)
-        cl.moves._compute_moves_seq(verts, 0, verts.shape[0], lv, st, scratch, r, 2.0**40 / m2)
+        unit = np.array([0, verts.shape[0]], np.int64)  # one work unit: all of verts
+        cl.moves._compute_moves_seq(verts, unit, lv, st, scratch, r, 2.0**40 / m2)
         # both accumulators are left clean
         assert not bw[0, bc.shape[1] :].any() and (pos == -1).all()
         refs.append((ref, ref_active, slack))
