@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nx_gpumatch.gpu import _strict
 from nx_gpumatch.gpu._source import (
     check_args,
     define_options,
@@ -423,7 +424,7 @@ class EmuKernel:
                 f"shared_mem={shared_mem} bytes: dynamic shared memory is limited to {MAX_DYNAMIC_SHARED}"
             )
         args = tuple(args)
-        check_args(self.name, self.params, args, np)
+        check_args(self.name, self.params, args, self.module.arrays)
         arrays = _array_args(self.params, args)
         copies = _exact_buffers(arrays) if sanitize_mode() == "address" else {}
 
@@ -503,8 +504,13 @@ def _unlink(path):
 class EmuModule:
     """The emulated counterpart of a ``cupy.RawModule`` for one kernel file."""
 
-    def __init__(self, problem, source=None, defines=None):
+    def __init__(self, problem, source=None, defines=None, *, device_arrays=False):
         self.problem = problem
+        # The package's host code (through _launch.get_module) must pass the
+        # device arrays of nx_gpumatch.gpu._strict, as CuPy takes only its own
+        # arrays (a NumPy array would go by value, as bytes); the emulator's
+        # own tests launch on NumPy arrays.
+        self.arrays = _strict if device_arrays else np
         self.path, self.kernels, self.compile_log = build(problem, source, defines)
         self._lock = threading.Lock()
         self._slots = []

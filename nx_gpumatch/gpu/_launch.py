@@ -159,7 +159,7 @@ def get_module(problem, backend="cupy", defines=None):
             if backend == "cupy":
                 mod = _CupyModule(problem, defines)
             else:
-                mod = EmuModule(problem, defines=defines)
+                mod = EmuModule(problem, defines=defines, device_arrays=True)
             _modules[key] = mod
         return mod
 

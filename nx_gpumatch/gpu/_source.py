@@ -363,7 +363,8 @@ def _check_value(where, p, a, xp):
         if a is None:
             return
         if not isinstance(a, xp.ndarray):
-            raise TypeError(f"{where}: expected a {xp.__name__} array, got {type(a).__name__}")
+            got = f"{type(a).__module__.split('.')[0]}.{type(a).__name__}"
+            raise TypeError(f"{where}: expected a device array ({xp.__name__}), got {got}")
         if not a.flags.c_contiguous:
             raise TypeError(f"{where}: array must be C-contiguous")
         if p.code != "pp8" and not _dtype_fits(p.code[1:], a.dtype):

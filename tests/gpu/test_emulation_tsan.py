@@ -124,6 +124,7 @@ def test_other_kernel_families_have_no_race():
         from nx_gpumatch.gpu import louvain as gl
         from nx_gpumatch.gpu import matching as gm
         from nx_gpumatch.gpu import stable_marriage as gsm
+        from nx_gpumatch.gpu import _strict
         from nx_gpumatch.gpu._launch import get_module
 
         g = gen.rmat(7, 6, kind="g500", seed=5)
@@ -142,11 +143,11 @@ def test_other_kernel_families_have_no_race():
         print("bipartite", np.count_nonzero(gbp.run(bi, "apfb", (free, free), backend="emulate")[0] >= 0))
         deg = np.diff(g.indptr)
         comm = (np.arange(n) % 5).astype(np.int32)
-        dirty = np.ones(n, np.uint8)
-        intra = np.zeros(n)
+        dirty = _strict.ones(n, np.uint8)
         k = get_module("louvain", "emulate").get_function("intra_weights")
-        args = (g.indptr, g.indices, g.weights, g.loop_weight, comm, dirty, intra)
-        gl.launch_rows(k, gl.width_classes(np, deg), args)
+        rows = (g.indptr, g.indices, g.weights, g.loop_weight, comm)
+        args = (*map(_strict.asarray, rows), dirty, _strict.zeros(n, np.float64))
+        gl.launch_rows(k, gl.width_classes(_strict, _strict.asarray(deg)), args)
         print("intra", int(dirty.sum()), sorted({w for w, _ in gl.width_classes(np, deg)}))
         """
     )

@@ -12,10 +12,11 @@ from nx_gpumatch import Graph
 from nx_gpumatch.community import levels as community_levels
 from nx_gpumatch.cpu import leiden as cle
 from nx_gpumatch.cpu import louvain as cl
+from nx_gpumatch.gpu import _strict
 from nx_gpumatch.gpu import leiden as gle
 from nx_gpumatch.gpu import louvain as gl
 from nx_gpumatch.gpu._emulate import options
-from nx_gpumatch.gpu._launch import get_module
+from nx_gpumatch.gpu._launch import get_module, to_host
 from tests.support.inputs import csr_rows
 
 
@@ -167,14 +168,16 @@ def test_star_hub_rows(big_star):
     degrees: the CPU engine's values."""
     g = big_star
     n = g.num_nodes
-    xp, mod = np, get_module("louvain", "emulate")
-    lev = gl._Level(xp, g.indptr, g.indices, g.weights, g.loop_weight, None)
+    xp, mod = _strict, get_module("louvain", "emulate")
+    lev = gl._Level(xp, *map(xp.asarray, (g.indptr, g.indices, g.weights, g.loop_weight)), None)
     lev.k = gl.degrees(xp, mod, lev)
-    np.testing.assert_array_equal(lev.k, cl.weighted_degrees(g.indptr, g.weights, g.loop_weight))
+    np.testing.assert_array_equal(
+        to_host(lev.k), cl.weighted_degrees(g.indptr, g.weights, g.loop_weight)
+    )
     assert [w for w, _ in lev.classes()] == [1, gl.BLOCK]
     # leaves in 1000 communities named after a leaf, the hub alone
     comm = np.concatenate([[0], 1 + (np.arange(LEAVES) % 1000)]).astype(np.int32)
-    k = lev.k
+    k = to_host(lev.k)
     a = np.bincount(comm, k, n)
     size = np.bincount(comm, minlength=n).astype(np.int32)
     prio = np.arange(n, dtype=np.int32)
@@ -190,18 +193,27 @@ def test_star_hub_rows(big_star):
     )  # fmt: skip
     unit = np.array([0, 1], np.int64)  # one work unit: hub[0:1]
     cl.moves._compute_moves_seq(hub, unit, lv, st, cl.Scratch(pos, bc, bj, bw), 1.0 / m2, 0.0)
-    newc = np.full(n, -7, np.int32)
+    newc = xp.full(n, -7, np.int32)
     active = np.ones(n, np.uint8)
     part = dict(comm=comm, a=a, size=size, prio=prio, batch=batch, active=active)
+    part = {name: xp.asarray(v) for name, v in part.items()}
+    comm, a, size, active = (part[x] for x in ("comm", "a", "size", "active"))
+    hub = xp.asarray(hub)
     state = (lev.bundle(1 / m2), part)
     gl._moves_global_tables(
-        xp, mod.get_function("compute_moves_block"), hub, np.diff(g.indptr), state, 8, newc
+        xp,
+        mod.get_function("compute_moves_block"),
+        hub,
+        xp.asarray(np.diff(g.indptr)),
+        state,
+        8,
+        newc,
     )
     assert newc[0] == want[0] and newc[0] != 0
     # commit the hub's move: block-wide, every leaf flagged
     active[:] = 0
-    dirty = np.zeros(n, np.uint8)
-    moved = np.zeros(1, np.int32)
+    dirty = xp.zeros(n, np.uint8)
+    moved = xp.zeros(1, np.int32)
     c = int(newc[0])
     a0 = a.copy()
     mod.get_function("commit_moves")(
@@ -210,13 +222,13 @@ def test_star_hub_rows(big_star):
     )  # fmt: skip
     assert moved[0] == 1 and comm[0] == c and active[1:].all() and dirty.all()
     assert a[0] == a0[0] - LEAVES and a[c] == a0[c] + LEAVES and size[0] == 0
-    intra = np.full(n, -1.0)
+    intra = xp.full(n, -1.0)
     mod.get_function("intra_weights")(
         (1,), (gl.BLOCK,),
-        (np.int32(1), hub, g.indptr, lev.indices, lev.w, lev.loop, comm, dirty, intra,
+        (np.int32(1), hub, lev.indptr, lev.indices, lev.w, lev.loop, comm, dirty, intra,
          np.int32(gl.BLOCK)),
     )  # fmt: skip
-    assert intra[0] == np.count_nonzero(comm[1:] == c) and dirty[0] == 0
+    assert intra[0] == xp.count_nonzero(comm[1:] == c) and dirty[0] == 0
 
 
 @pytest.mark.parametrize("table_bytes", [None, gl.AGGREGATE_BYTES * 5000])
@@ -227,14 +239,15 @@ def test_star_aggregation(big_star, table_bytes, monkeypatch):
     g = big_star
     n = g.num_nodes
     comm = np.concatenate([[1], 1 + (np.arange(LEAVES) % 1000)]).astype(np.int32)
-    lev = gl._Level(np, g.indptr, g.indices, g.weights, g.loop_weight, None)
+    xp = _strict
+    lev = gl._Level(xp, *map(xp.asarray, (g.indptr, g.indices, g.weights, g.loop_weight)), None)
     mod = get_module("louvain", "emulate")
-    lev.k = gl.degrees(np, mod, lev)
-    newid, K = gl.renumber(np, comm)
+    lev.k = gl.degrees(xp, mod, lev)
+    newid, K = gl.renumber(xp, xp.asarray(comm))
     chunks = []
     real = gl.segment_reduce
     monkeypatch.setattr(gl, "segment_reduce", lambda *a: chunks.append(1) or real(*a))
-    got = gl.aggregate(np, mod, lev, comm, newid, K, table_bytes)
+    got = gl.aggregate(xp, mod, lev, xp.asarray(comm), newid, K, table_bytes)
     # the hub's community alone, then 999 of 100 arcs each, 50 to a chunk
     assert len(chunks) == (1 if table_bytes is None else 21)
     nid, K2, ptr, members = cl.renumber(comm)
@@ -255,7 +268,8 @@ def test_star_aggregation(big_star, table_bytes, monkeypatch):
     )
     assert K == K2 == 1000
 
-    assert csr_rows(got.indptr, got.indices, got.w, K) == csr_rows(*ref[:3], K)
+    rows = csr_rows(*map(to_host, (got.indptr, got.indices, got.w)), K)
+    assert rows == csr_rows(*ref[:3], K)
     np.testing.assert_array_equal(got.loop, ref[3])
     np.testing.assert_array_equal(got.k, ref[4])
     assert got.loop[0] == 100 and np.diff(got.indptr)[0] == 999
@@ -288,10 +302,16 @@ def test_refine_equals_cpu(wide_members, monkeypatch):
     want = cle.refine(
         g.indptr, g.indices, g.weights, k, comm, a, order, 1.0 / m2, 0.01, key, np.int64(3)
     )
-    lev = gl._Level(np, g.indptr, g.indices, g.weights, g.loop_weight, k)
+    lev = gl._Level(
+        _strict, *map(_strict.asarray, (g.indptr, g.indices, g.weights, g.loop_weight, k))
+    )
     kernels = (get_module("louvain", "emulate"), get_module("leiden", "emulate"))
     with options(chaos=100, seed=2, slots=3):
-        got = gle.refine(np, kernels, lev, comm, prio, 1.0 / m2, 0.01, 12345, 3)
+        got = to_host(
+            gle.refine(
+                _strict, kernels, lev, *map(_strict.asarray, (comm, prio)), 1.0 / m2, 0.01, 12345, 3
+            )
+        )
     np.testing.assert_array_equal(got, want)
     assert np.unique(got).shape[0] > np.unique(comm).shape[0]  # it did split
     assert (comm[got] == comm).all()  # sub-communities inside communities
@@ -309,10 +329,16 @@ def test_refine_equals_cpu_for_cpm():
     want = cle.refine(
         g.indptr, g.indices, g.weights, k, comm, a, order, 0.05, 0.01, np.uint64(77), np.int64(4)
     )
-    lev = gl._Level(np, g.indptr, g.indices, g.weights, g.loop_weight, k)
+    lev = gl._Level(
+        _strict, *map(_strict.asarray, (g.indptr, g.indices, g.weights, g.loop_weight, k))
+    )
     kernels = (get_module("louvain", "emulate"), get_module("leiden", "emulate"))
     with options(chaos=100, seed=3, slots=3):
-        got = gle.refine(np, kernels, lev, comm, prio, 0.05, 0.01, 77, 4)
+        got = to_host(
+            gle.refine(
+                _strict, kernels, lev, *map(_strict.asarray, (comm, prio)), 0.05, 0.01, 77, 4
+            )
+        )
     np.testing.assert_array_equal(got, want)
     assert np.unique(got).shape[0] > np.unique(comm).shape[0]
 

@@ -136,3 +136,15 @@ def test_community_transfers_are_per_sweep_not_per_vertex(engine, launches):
     # measured: 37 transfers for Louvain on 500 vertices (about 16k launches)
     assert t.count < n // 4, t.sites
     assert t.count < n_launches
+
+
+def test_the_package_kernels_take_device_arrays_only():
+    """CuPy passes a NumPy array to a kernel by value (its bytes), not as a
+    pointer: the package's emulated kernels refuse one, as a wrong dtype is."""
+    from nx_gpumatch.gpu._launch import get_module
+
+    k = get_module("matching", "emulate").get_function("suitor_mates")
+    word, mate = xp.zeros(4, xp.uint64), xp.zeros(4, xp.int64)
+    k((1,), (32,), (np.int32(4), word, mate))
+    with pytest.raises(TypeError, match=r"expected a device array .*got numpy\.ndarray"):
+        k((1,), (32,), (np.int32(4), np.zeros(4, np.uint64), mate))

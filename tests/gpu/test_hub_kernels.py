@@ -14,11 +14,12 @@ from nx_gpumatch._validation import seed_key
 from nx_gpumatch.algorithms.matching import mate_array
 from nx_gpumatch.cpu import leiden as cle
 from nx_gpumatch.cpu import louvain as cl
+from nx_gpumatch.gpu import _strict
 from nx_gpumatch.gpu import leiden as gle
 from nx_gpumatch.gpu import louvain as gl
 from nx_gpumatch.gpu import matching as gm
 from nx_gpumatch.gpu._emulate import options
-from nx_gpumatch.gpu._launch import get_module
+from nx_gpumatch.gpu._launch import get_module, to_host
 from nx_gpumatch.gpu.graph import device_graph
 from nx_gpumatch.graph import Graph
 
@@ -196,9 +197,13 @@ def test_giant_community_refinement_equals_cpu(giant):
     want = cle.refine(
         g.indptr, g.indices, g.weights, k, comm, a, order, 1e-4, 0.01, np.uint64(21), np.int64(2)
     )
-    lev = gl._Level(np, g.indptr, g.indices, g.weights, g.loop_weight, k)
+    lev = gl._Level(
+        _strict, *map(_strict.asarray, (g.indptr, g.indices, g.weights, g.loop_weight, k))
+    )
     kernels = (get_module("louvain", "emulate"), get_module("leiden", "emulate"))
-    got = gle.refine(np, kernels, lev, comm, prio, 1e-4, 0.01, 21, 2)
+    got = to_host(
+        gle.refine(_strict, kernels, lev, *map(_strict.asarray, (comm, prio)), 1e-4, 0.01, 21, 2)
+    )
     np.testing.assert_array_equal(got, want)
     giant_parts = np.unique(got[:GIANT]).shape[0]
     assert giant_parts < GIANT - 100  # the giant community's core merged

@@ -86,7 +86,7 @@ def test_a_struct_argument_runs(selftest):
         ("scale", np.int64(3), r"field m\.scale \(int scale\): got a numpy int64"),
         ("scale", 3, r"field m\.scale .*Python int is passed as 64 bits"),
         ("bias", 2.0, r"field m\.bias .*Python float is passed as a double"),
-        ("in", [1, 2], r"field m\.in .*expected a numpy array, got list"),
+        ("in", [1, 2], r"field m\.in .*expected a device array .*, got builtins.list"),
     ],
 )
 def test_a_wrong_field_is_refused_by_name(selftest, field, value, message):

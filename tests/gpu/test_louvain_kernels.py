@@ -10,9 +10,10 @@ import pytest
 
 from nx_gpumatch import Graph
 from nx_gpumatch.cpu import louvain as cl
+from nx_gpumatch.gpu import _strict
 from nx_gpumatch.gpu import louvain as gl
 from nx_gpumatch.gpu._emulate import options
-from nx_gpumatch.gpu._launch import get_module
+from nx_gpumatch.gpu._launch import get_module, to_host
 from tests.support.inputs import csr_rows
 
 
@@ -153,14 +154,19 @@ def check_compute_moves(seed):
     ref, ref_active, _ = refs[0]
 
     mod = get_module("louvain", "emulate")
-    got = np.full(g.num_nodes, -7, np.int32)
-    got_active = active.copy()
-    lev = gl._Level(np, g.indptr, g.indices, g.weights, g.loop_weight, k)
+    xp = _strict
+    got = xp.full(g.num_nodes, -7, np.int32)
+    got_active = xp.asarray(active)
+    rows = (g.indptr, g.indices, g.weights, g.loop_weight)
+    lev = gl._Level(xp, *map(xp.asarray, rows), xp.asarray(k))
+    part = dict(comm=comm, a=a, size=size, prio=prio, batch=batch)
+    part = {name: xp.asarray(v) for name, v in part.items()}
+    part["active"] = got_active
     for b in range(7):
         lo, hi = int(bptr[b]), int(bptr[b + 1])
-        vs = np.ascontiguousarray(verts[lo:hi])
+        host_vs = verts[lo:hi]
+        vs = xp.asarray(host_vs)
         count = np.int32(hi - lo)
-        part = dict(comm=comm, a=a, size=size, prio=prio, batch=batch, active=got_active)
         common = (count, vs, lev.bundle(r), part)
         if b in gl.GROUP_KERNELS:
             width, slots = gl.GROUP_KERNELS[b]
@@ -180,7 +186,7 @@ def check_compute_moves(seed):
                 shared_mem=gl.BLOCK_SLOTS * 16,
             )
         else:
-            off = gl._pow2_tables(np.diff(g.indptr)[vs])
+            off = xp.asarray(gl._pow2_tables(np.diff(g.indptr)[host_vs]))
             t = int(off[-1])
             mod.get_function("compute_moves_block")(
                 (2,),
@@ -190,13 +196,14 @@ def check_compute_moves(seed):
                     np.int32(0),
                     dict(
                         off=off,
-                        key=np.empty(t, np.int32),
-                        val=np.empty(t),
-                        rep=np.empty(t, np.int32),
+                        key=xp.empty(t, np.int32),
+                        val=xp.empty(t, np.float64),
+                        rep=xp.empty(t, np.int32),
                     ),
                     got,
                 ),
             )
+    got, got_active = to_host(got), to_host(got_active)
     np.testing.assert_array_equal(got[verts], ref[verts])
     np.testing.assert_array_equal(got_active, ref_active)
     assert (got[verts] != comm[verts]).any()  # some vertices do move
@@ -237,12 +244,14 @@ def check_aggregation(seed):
         1,
         *cl.own_buffers(),
     )
-    lev = gl._Level(np, g.indptr, g.indices, g.weights, loop, k)
-    nid, K2 = gl.renumber(np, comm)
+    xp = _strict
+    lev = gl._Level(xp, *map(xp.asarray, (g.indptr, g.indices, g.weights, loop)), xp.asarray(k))
+    nid, K2 = gl.renumber(xp, xp.asarray(comm))
     assert K2 == K and np.array_equal(nid, newid)
-    got = gl.aggregate(np, get_module("louvain", "emulate"), lev, comm, nid, K2)
+    got = gl.aggregate(xp, get_module("louvain", "emulate"), lev, xp.asarray(comm), nid, K2)
 
-    assert csr_rows(*ref[:3], K) == csr_rows(got.indptr, got.indices, got.w, K)
+    rows = csr_rows(*map(to_host, (got.indptr, got.indices, got.w)), K)
+    assert csr_rows(*ref[:3], K) == rows
     np.testing.assert_array_equal(ref[3], got.loop)
     np.testing.assert_array_equal(ref[4], got.k)
 

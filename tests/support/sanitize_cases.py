@@ -66,14 +66,18 @@ def _refinement(backend):
         a = np.bincount(comm, weights=k, minlength=n)
         args = (k, comm, a, order, res, 0.01, np.uint64(31), np.int64(1))
         return cle.refine(p.indptr, p.indices, p.weights, *args).tolist()
+    from nx_gpumatch.gpu import _strict
     from nx_gpumatch.gpu import leiden as gle
     from nx_gpumatch.gpu import louvain as gl
-    from nx_gpumatch.gpu._launch import get_module
+    from nx_gpumatch.gpu._launch import get_module, to_host
 
-    lev = gl._Level(np, p.indptr, p.indices, p.weights, p.loop_weight, k)
+    lev = gl._Level(
+        _strict, *map(_strict.asarray, (p.indptr, p.indices, p.weights, p.loop_weight, k))
+    )
     kernels = (get_module("louvain", backend), get_module("leiden", backend))
     prio = cl.vertex_order(order, n)[1]
-    return gle.refine(np, kernels, lev, comm, prio, res, 0.01, 31, 1).tolist()
+    got = gle.refine(_strict, kernels, lev, *map(_strict.asarray, (comm, prio)), res, 0.01, 31, 1)
+    return to_host(got).tolist()
 
 
 def _planted(n, groups, seed, hub):
