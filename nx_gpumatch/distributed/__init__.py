@@ -1,4 +1,4 @@
-"""Distributed matching and b-matching on MPI (mpi4py), one process per rank.
+"""Distributed matching, b-matching and Louvain on MPI (mpi4py), one process per rank.
 
 Run under ``mpiexec -n P``; every function here is collective over ``comm``
 (default ``MPI.COMM_WORLD``). Each rank passes only its own share of the edges
@@ -18,7 +18,9 @@ from nx_gpumatch.distributed import _faults
 from nx_gpumatch.distributed._comm import DistributedError
 from nx_gpumatch.distributed._faults import get_timeout, set_timeout
 from nx_gpumatch.distributed.b_matching import as_partition, b_matching
+from nx_gpumatch.distributed.communities import CommunityStats, DistributedCommunities
 from nx_gpumatch.distributed.io import random_edges, read_edges_npy, read_mtx, rmat_edges
+from nx_gpumatch.distributed.louvain import louvain_communities
 from nx_gpumatch.distributed.matching import max_weight_matching
 from nx_gpumatch.distributed.parquet import read_parquet
 from nx_gpumatch.distributed.partition import Partition, partition_edges
@@ -27,11 +29,14 @@ from nx_gpumatch.distributed.result import DistributedMatching, Stats
 __all__ = [
     "b_matching",
     "max_weight_matching",
+    "louvain_communities",
     "partition_edges",
     "as_partition",
     "Partition",
     "DistributedMatching",
     "Stats",
+    "DistributedCommunities",
+    "CommunityStats",
     "DistributedError",
     "read_mtx",
     "read_edges_npy",

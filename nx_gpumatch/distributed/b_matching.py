@@ -52,10 +52,11 @@ __all__ = ["b_matching", "as_partition"]
 FULL_SORT = 1 << 30
 
 
-def as_partition(part, comm=None, *, num_nodes=None, owner=None, duplicates="last"):
+def as_partition(part, comm=None, *, num_nodes=None, owner=None, duplicates="last", loops=False):
     """A :class:`Partition` from this rank's edges: a Partition (returned as
     is), a tuple (src, dst) or (src, dst, weight), a dict with those keys, or a
-    (k, 2) / (k, 3) array of rows (u, v[, w])."""
+    (k, 2) / (k, 3) array of rows (u, v[, w]). ``loops``: as in
+    :func:`partition_edges`."""
     comm = get_comm(comm)
     if isinstance(part, Partition):
         return part
@@ -64,7 +65,14 @@ def as_partition(part, comm=None, *, num_nodes=None, owner=None, duplicates="las
         duplicates = part.get("duplicates", duplicates)
     src, dst, w = check(comm, _unpack, part)
     return partition_edges(
-        src, dst, w, num_nodes=num_nodes, owner=owner, comm=comm, duplicates=duplicates
+        src,
+        dst,
+        w,
+        num_nodes=num_nodes,
+        owner=owner,
+        comm=comm,
+        duplicates=duplicates,
+        loops=loops,
     )
 
 

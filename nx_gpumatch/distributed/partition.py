@@ -116,7 +116,9 @@ class Partition:
     with at least one owned end), ``neighbours`` (ranks owning ghosts),
     ``boundary`` ({rank: local ids of owned vertices that are ghosts there,
     ascending}), ``ghosts_of`` ({rank: local ids of ghosts it owns, ascending}),
-    ``times`` (this rank's seconds per step of :func:`partition_edges`).
+    ``times`` (this rank's seconds per step of :func:`partition_edges`),
+    ``loops`` (self-loop weight per local vertex, 0 for ghosts; None unless
+    the partition was built with ``loops=True``: matching ignores them).
     """
 
     def __init__(self, comm, num_nodes, gids, owned, owner, graph, local=None):
@@ -129,6 +131,7 @@ class Partition:
         self.graph = graph
         self.owned_ids = np.flatnonzero(owned)
         self.times = {}
+        self.loops = None
         g = graph
         a, b = g.edge_src, g.edge_dst
         # Cut arcs (owned end -> ghost end), from the edges: each cut edge is one.
@@ -148,7 +151,15 @@ class Partition:
 
 
 def partition_edges(
-    src, dst, weight=None, *, num_nodes=None, owner=None, comm=None, duplicates="last"
+    src,
+    dst,
+    weight=None,
+    *,
+    num_nodes=None,
+    owner=None,
+    comm=None,
+    duplicates="last",
+    loops=False,
 ):
     """Redistribute this rank's slice of edges to a 1D vertex partition.
 
@@ -162,6 +173,9 @@ def partition_edges(
     duplicates : "last" (repeated pairs keep the weight that comes last in the
         concatenation of the slices in rank order, as a networkx Graph built
         from that list does) or "max" (the heaviest; the Matrix Market rule)
+    loops : keep the self-loops' weights in ``Partition.loops`` (community
+        detection needs them; matching drops them, as no matching uses one).
+        Repeated self-loops follow ``duplicates``. The graph is the same.
     """
     from nx_gpumatch.distributed._comm import get_comm
 
@@ -171,6 +185,7 @@ def partition_edges(
     t = time.perf_counter()
     src, dst, w = check(comm, _local_checks, src, dst, weight, duplicates)
     same(comm, "duplicates", duplicates)
+    same(comm, "loops", bool(loops))
     # num_nodes: one value everywhere.
     nodes = check(comm, _num_nodes, num_nodes)
     same(comm, "num_nodes", nodes)
@@ -208,6 +223,9 @@ def partition_edges(
     lo = np.minimum(src, dst)
     hi = np.maximum(src, dst)
     keep = lo != hi  # self-loops: no matching can use them
+    loop_rows = None
+    if loops:
+        loop_rows = (lo[~keep], w[~keep])
     if not keep.all():
         lo, hi, w = lo[keep], hi[keep], w[keep]
     if P == 1:
@@ -249,8 +267,35 @@ def partition_edges(
     t = time.perf_counter()
     p = Partition(comm, n, gids, owned, own_local, graph, local)
     times["ghosts"] = time.perf_counter() - t
+    if loop_rows is not None:
+        t = time.perf_counter()
+        p.loops = _loop_weights(comm, loop_rows, owner_of, local, nl, duplicates)
+        times["loops"] = time.perf_counter() - t
     p.times = times
     return p
+
+
+def _loop_weights(comm, rows, owner_of, local, nl, duplicates):
+    """Self-loop weight per local vertex: each loop goes to its vertex's
+    owner, in the order of the global edge list (as the edges do), and a
+    repeated loop keeps the last weight or the largest."""
+    v, w = rows
+    if comm.size > 1:
+        send = np.empty((v.shape[0], 2), np.int64)
+        send[:, 0] = v
+        send[:, 1] = np.ascontiguousarray(w, np.float64).view(np.int64)
+        got = alltoallv(comm, send, owner_of(v), 2)
+        v = got[:, 0]
+        w = np.ascontiguousarray(got[:, 1]).view(np.float64)
+    out = np.zeros(nl, np.float64)
+    if v.shape[0]:
+        lv = local(v)
+        if duplicates == "max":
+            out[lv] = -np.inf
+            np.maximum.at(out, lv, w)
+        else:
+            out[lv] = w  # numpy writes repeated indices in order: the last wins
+    return out
 
 
 def _union(owned_gids, elo, ehi):

@@ -1,0 +1,154 @@
+"""What a distributed community detection call returns on each rank."""
+
+import numpy as np
+
+from nx_gpumatch.distributed._comm import (
+    Neighbours,
+    allgather,
+    allreduce,
+    allreduce_max,
+    gather,
+)
+
+__all__ = ["DistributedCommunities", "CommunityStats"]
+
+COUNTS = ("ghost_updates", "aggregation_rows", "label_queries", "bytes")
+PHASES = ("partition", "setup", "move", "communicate", "aggregate", "labels")
+
+
+class CommunityStats:
+    """Work and messages of one call.
+
+    The attributes are this rank's: ``ghost_updates`` (community ids of
+    boundary vertices sent to neighbour ranks after sweeps),
+    ``aggregation_rows`` (arcs sent to the owners of coarse vertices),
+    ``label_queries`` (ids asked of other ranks to carry the input vertices'
+    labels to the next level), ``bytes`` (their payload), ``times`` (seconds
+    per phase). ``sweeps`` and ``levels`` are the same on every rank;
+    ``level_info`` has one dict per level kept (vertices, modularity, moves,
+    sweeps). After the call ``total`` holds the sums over the ranks (and
+    ``messages``, all three kinds together), ``time`` the slowest rank's
+    seconds per phase, ``time_rank`` this rank's and ``slowest_rank`` the rank
+    with the most time in all.
+    """
+
+    def __init__(self):
+        for k in COUNTS:
+            setattr(self, k, 0)
+        self.sweeps = 0
+        self.levels = 0
+        self.level_info = []
+        self.times = {}
+        self.total = {}
+        self.time = {}
+        self.time_rank = {}
+        self.slowest_rank = 0
+
+    @property
+    def messages(self):
+        return self.ghost_updates + self.aggregation_rows + self.label_queries
+
+    def finish(self, comm):
+        """Sum the counts and take the slowest rank's times (collective)."""
+        what = "the sums of the statistics"
+        local = np.array([getattr(self, k) for k in COUNTS], np.int64)
+        summed = allreduce(comm, local, "sum", what)
+        self.total = {k: int(v) for k, v in zip(COUNTS, summed)}
+        self.total["messages"] = sum(self.total[k] for k in COUNTS[:3])
+        self.total["sweeps"] = self.sweeps
+        self.total["levels"] = self.levels
+        names = [k for k in PHASES if k in self.times] + sorted(set(self.times) - set(PHASES))
+        t = np.array([self.times.get(k, 0.0) for k in names], np.float64)
+        self.time = dict(zip(names, allreduce(comm, t, "max", what).tolist()))
+        self.time_rank = dict(self.times)
+        spent = allgather(comm, float(t.sum()), what)
+        self.slowest_rank = int(np.argmax(spent))
+
+    def as_dict(self):
+        return {
+            "total": dict(self.total),
+            "time": dict(self.time),
+            "slowest_rank": self.slowest_rank,
+            "levels": list(self.level_info),
+        }
+
+    def __repr__(self):
+        return f"CommunityStats({self.total or {k: getattr(self, k) for k in COUNTS}})"
+
+
+class DistributedCommunities:
+    """This rank's part of a partition into communities.
+
+    ``vertices``: the global ids this rank owns, ascending; ``labels[i]``
+    the community of ``vertices[i]`` (dense ids 0..K-1 over all ranks).
+    ``modularity_found``: the method's own modularity of the result (the same
+    on every rank). ``stats``: a :class:`CommunityStats`. Methods marked
+    collective must be called on every rank.
+    """
+
+    def __init__(self, part, vertices, labels, q, resolution, stats, comm):
+        self._part = part
+        self.num_nodes = part.num_nodes
+        self.vertices = vertices
+        self.labels = labels
+        self.modularity_found = float(q)
+        self.resolution = float(resolution)
+        self.stats = stats
+        self.comm = comm
+
+    def num_communities(self):
+        """K, the number of communities (collective)."""
+        top = int(self.labels.max()) if self.labels.size else -1
+        return allreduce_max(self.comm, top, "num_communities()") + 1
+
+    def modularity(self, resolution=None):
+        """networkx's modularity of the labels on the input graph, self-loops
+        included (collective; ``resolution`` None: the call's). Computed from
+        the input edges, as a check on :attr:`modularity_found`."""
+        p, comm = self._part, self.comm
+        res = self.resolution if resolution is None else float(resolution)
+        nl = p.gids.shape[0]
+        lab = np.full(nl, -1, np.int64)
+        lab[p.owned_ids] = self.labels
+        got = Neighbours(comm, p.neighbours).exchange({r: lab[p.boundary[r]] for r in p.neighbours})
+        for r, buf in got.items():
+            lab[p.ghosts_of[r]] = buf
+        g = p.graph
+        a, b, w = g.edge_src, g.edge_dst, g.edge_weight.astype(np.float64)
+        # Each edge once over the ranks: where its smaller end is owned.
+        lo_end = np.where(p.gids[a] < p.gids[b], a, b)
+        mine = p.owned[lo_end]
+        a, b, w = a[mine], b[mine], w[mine]
+        loops = p.loops[p.owned_ids]
+        K = self.num_communities()
+        vol = np.bincount(lab[a], w, K) + np.bincount(lab[b], w, K)
+        vol += np.bincount(self.labels, 2.0 * loops, K)
+        local = np.concatenate(
+            [
+                [float(w[lab[a] == lab[b]].sum()) + float(loops.sum())],
+                [float(w.sum()) + float(loops.sum())],
+                vol,
+            ]
+        )
+        out = allreduce(comm, local, "sum", "modularity()")
+        inner, m, vol = out[0], out[1], out[2:]
+        if m == 0:
+            return 0.0
+        return float(inner / m - res * float(np.dot(vol, vol)) / (4 * m * m))
+
+    def gather(self, root=0):
+        """The label of every vertex (int64 array of length num_nodes) on
+        ``root``; None elsewhere (collective)."""
+        parts = gather(self.comm, (self.vertices, self.labels), root, "gather()")
+        if self.comm.rank != root:
+            return None
+        out = np.full(self.num_nodes, -1, np.int64)
+        for v, lab in parts:
+            out[v] = lab
+        return out
+
+    def __repr__(self):
+        return (
+            f"<DistributedCommunities rank {self.comm.rank}/{self.comm.size}: "
+            f"{self.vertices.shape[0]} owned vertices, modularity {self.modularity_found:.6f}>"
+        )

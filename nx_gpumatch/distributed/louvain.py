@@ -1,0 +1,473 @@
+"""Distributed Louvain community detection on MPI, after Vite (Ghosh et al.,
+"Distributed Louvain Algorithm for Graph Community Detection", IPDPS 2018).
+
+Each level's graph is held in a 1D vertex partition with ghosts (level 0:
+:func:`~nx_gpumatch.distributed.partition_edges`, self-loops kept; coarse
+levels: blocks of the dense community ids). A level is:
+
+* Local moving, in sweeps. In a sweep each rank moves its owned vertices one
+  at a time with the shared-memory move kernel (``cpu.louvain.moves``),
+  against its own moves so far and, for ghosts and community totals, the
+  state at the sweep's start. A vertex alone in its community joins a ghost
+  that is alone in its own only if that one has the lower priority, so two
+  singletons on two ranks never swap (the kernel's rule for vertices moving
+  blindly together). After the sweep the changed community ids of boundary
+  vertices go to the ranks where they are ghosts (one batch per neighbour
+  rank) and the community totals (degrees and sizes, indexed by community
+  id) are summed over the ranks. Sweeps end once one gains at most the
+  sweep tolerance; a sweep that lowers modularity (moves on two ranks that
+  undo each other) is taken back, and ends the level.
+* Aggregation: the non-empty communities get dense ids in id order, each
+  arc is sent, as an arc between communities, to the owner of its tail's
+  community (blocks of the dense ids), and the owners sum them, inner arcs
+  and self-loops into the new self-loops.
+
+Levels follow networkx's semantics (as ``nx_gpumatch.louvain_communities``):
+the first level is always kept, later ones only if they moved something,
+and the method stops once a level gains at most ``threshold``.
+
+Every decision depends only on the input, ``seed`` and the number of ranks:
+the sweep order and ties follow a priority per vertex (its id, or a hash of
+the seed, level and id), sums are taken in fixed orders, and messages are
+applied in rank order; so two runs give the same labels.
+"""
+
+import time
+
+import numpy as np
+
+from nx_gpumatch._validation import check_finite, check_max_level
+from nx_gpumatch.community.schedule import MAX_SWEEPS, SWEEP_TOL
+from nx_gpumatch.cpu import njit
+from nx_gpumatch.cpu.louvain.moves import _best_move, _commit, weighted_degrees
+from nx_gpumatch.cpu.louvain.state import Level, MoveState, Scratch
+from nx_gpumatch.distributed._comm import (
+    Neighbours,
+    abort_on_error,
+    agree,
+    allreduce,
+    alltoallv,
+    check,
+    get_comm,
+    same,
+)
+from nx_gpumatch.distributed.b_matching import as_partition
+from nx_gpumatch.distributed.communities import CommunityStats, DistributedCommunities
+from nx_gpumatch.distributed.partition import block_size
+
+__all__ = ["louvain_communities"]
+
+GHOST = np.int32(1)  # the commit batch of ghosts, and of every owned vertex's move
+
+
+# ---------------------------------------------------------------- kernel
+@njit(cache=True)
+def _sweep(verts, lv, st, scratch, res_over_m2):
+    """One sweep over the owned vertices ``verts`` (local ids, in order):
+    each joins its best community and the move is committed before the next
+    is computed. Owned vertices are batch 0 and ghosts batch GHOST; moving as
+    GHOST, a singleton never joins a ghost singleton of higher priority.
+    Returns the number of moves."""
+    row = Scratch(scratch.pos[0], scratch.buf_c[0], scratch.buf_j[0], scratch.buf_w[0])
+    no_logc = np.empty(0, np.int32)
+    no_loga = np.empty(0, np.float64)
+    moved = 0
+    for t in range(verts.shape[0]):
+        v = verts[t]
+        c, d, _ = _best_move(v, GHOST, lv, st, row, res_over_m2, True)
+        st.newc[v] = c
+        st.change[v] = d
+        done, _, _ = _commit(
+            verts, t, t + 1, st.newc, st.comm, st.a, st.size, lv.k, st.change, no_logc, no_loga, 0
+        )
+        moved += done
+    return moved
+
+
+# ---------------------------------------------------------------- levels
+class _Level:
+    """This rank's share of one level's graph: local vertices (owned and
+    ghosts) by global id ascending, CSR rows of the owned ones (ghost rows
+    are empty), self-loops and weighted degrees (owned), each local vertex's
+    owner, the neighbour ranks and the boundary vertices each one sees.
+    ``block``: the block size of the level's partition (None: level 0, whose
+    partition may be any)."""
+
+    def __init__(self, n, gids, owned_ids, owner, indptr, indices, w, loop, block=None):
+        self.n = int(n)
+        self.gids = gids
+        self.owned_ids = owned_ids.astype(np.int32)
+        self.owner = owner.astype(np.int64)
+        self.indptr = indptr.astype(np.int64)
+        self.indices = indices.astype(np.int32)
+        self.w = np.ascontiguousarray(w, np.float64)
+        self.loop = np.ascontiguousarray(loop, np.float64)
+        self.k = weighted_degrees(self.indptr, self.w, self.loop)
+        self.block = block
+        nl = gids.shape[0]
+        owned = np.zeros(nl, bool)
+        owned[self.owned_ids] = True
+        self.owned = owned
+        self.tail = np.repeat(np.arange(nl, dtype=np.int64), np.diff(self.indptr))
+        cut = ~owned[self.indices]
+        pairs = np.unique(self.owner[self.indices[cut]] * max(nl, 1) + self.tail[cut])
+        ranks, verts = pairs // max(nl, 1), pairs % max(nl, 1)
+        self.neighbours = sorted(np.unique(self.owner[~owned]).tolist())
+        self.boundary = {r: verts[ranks == r] for r in self.neighbours}
+
+    @property
+    def arcs(self):
+        return int(self.indices.shape[0])
+
+    @classmethod
+    def from_partition(cls, p):
+        """Level 0 from a :class:`Partition`: its owned rows (both arcs of an
+        edge between owned vertices, one of a cut edge)."""
+        g = p.graph
+        nl = p.gids.shape[0]
+        tail = np.repeat(np.arange(nl, dtype=np.int64), np.diff(g.indptr))
+        keep = p.owned[tail]
+        counts = np.bincount(tail[keep], minlength=nl)
+        indptr = np.zeros(nl + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        loop = np.where(p.owned, p.loops, 0.0)
+        return cls(
+            p.num_nodes,
+            p.gids,
+            p.owned_ids,
+            p.owner,
+            indptr,
+            g.indices[keep],
+            g.weights[keep],
+            loop,
+        )
+
+
+def _keys(seed, level, gids):
+    """The priority key of each vertex id at a level: the id itself without a
+    seed, else a hash of (seed, level, id) (splitmix64), the same on every
+    rank."""
+    if seed is None:
+        return np.asarray(gids, np.int64)
+    salt = np.uint64((int(seed) * 0x9E3779B1 + level * 0x85EBCA77 + 1) & (2**64 - 1))
+    z = np.asarray(gids, np.int64).astype(np.uint64) ^ salt
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(1)).astype(np.int64)
+
+
+def _ranked(keys, ids):
+    """Positions in the order of (key, id): an int32 priority per entry."""
+    o = np.lexsort((ids, keys))
+    prio = np.empty(o.shape[0], np.int32)
+    prio[o] = np.arange(o.shape[0], dtype=np.int32)
+    return prio
+
+
+class _Run:
+    """One call's state: communicator, parameters, statistics."""
+
+    def __init__(self, comm, resolution, threshold, seed, stats):
+        self.comm = comm
+        self.resolution = float(resolution)
+        self.threshold = float(threshold)
+        self.tol = min(self.threshold, SWEEP_TOL)  # as the shared-memory sweeps
+        self.seed = seed
+        self.stats = stats
+        self.m2 = 0.0
+
+    def _time(self, phase, t):
+        now = time.perf_counter()
+        self.stats.times[phase] = self.stats.times.get(phase, 0.0) + now - t
+        return now
+
+    def totals(self, lvl, comm_g, extra):
+        """(a, size, summed extra): community degrees and sizes over all
+        ranks (arrays indexed by community id) and the sums of ``extra``
+        (floats), in one reduction."""
+        own = lvl.owned_ids
+        n = lvl.n
+        local = np.empty(2 * n + len(extra), np.float64)
+        local[:n] = np.bincount(comm_g[own], lvl.k[own], minlength=n)
+        local[n : 2 * n] = np.bincount(comm_g[own], minlength=n)
+        local[2 * n :] = extra
+        out = allreduce(self.comm, local, "sum", "the community totals")
+        return out[:n], out[n : 2 * n].astype(np.int64), out[2 * n :]
+
+    def inner(self, lvl, comm_g):
+        """This rank's inner weight: arcs of owned rows inside a community
+        plus twice the owned self-loops."""
+        same_c = comm_g[lvl.tail] == comm_g[lvl.indices]
+        return float(lvl.w[same_c].sum()) + 2.0 * float(lvl.loop[lvl.owned_ids].sum())
+
+    def quality(self, inner, a):
+        return inner / self.m2 - self.resolution * float(np.dot(a, a)) / (self.m2 * self.m2)
+
+    def exchange(self, lvl, nb, old, new):
+        """Send the boundary vertices whose community changed to the ranks
+        where they are ghosts; apply what comes back to ``new``."""
+        out = {}
+        for r in lvl.neighbours:
+            bnd = lvl.boundary[r]
+            sel = bnd[old[bnd] != new[bnd]]
+            out[r] = np.stack([lvl.gids[sel], new[sel]], 1).ravel().astype(np.int64)
+            self.stats.ghost_updates += int(sel.shape[0])
+            self.stats.bytes += 16 * int(sel.shape[0])
+        got = nb.exchange(out)
+        for r in sorted(got):  # rank order: the same result however they arrived
+            m = got[r].reshape(-1, 2)
+            new[np.searchsorted(lvl.gids, m[:, 0])] = m[:, 1]
+
+    def move(self, lvl, level):
+        """Local moving on a level from singletons: (community id of each
+        local vertex, community sizes, modularity before and after, moves,
+        sweeps)."""
+        st = self.stats
+        t = time.perf_counter()
+        nl = lvl.gids.shape[0]
+        own = lvl.owned_ids
+        comm_g = lvl.gids.astype(np.int64)
+        order = np.argsort(_keys(self.seed, level, lvl.gids[own]), kind="stable")
+        verts = own[order].astype(np.int32)
+        batch = np.where(lvl.owned, 0, GHOST).astype(np.int32)
+        maxdeg = max(1, int(np.diff(lvl.indptr).max()) if nl else 1)
+        buf_c = np.empty((1, maxdeg), np.int32)
+        buf_j = np.empty((1, maxdeg), np.int32)
+        buf_w = np.zeros((1, maxdeg), np.float64)  # no dense tail: the sparse accumulator
+        dummy_i = np.zeros(0, np.int32)
+        dummy_l = np.zeros(1, np.int64)
+        nb = Neighbours(self.comm, lvl.neighbours)
+        t = self._time("setup", t)
+        a, size, (inner,) = self.totals(lvl, comm_g, [self.inner(lvl, comm_g)])
+        q = q_start = self.quality(inner, a)
+        t = self._time("communicate", t)
+        moves = sweeps = 0
+        for _ in range(MAX_SWEEPS):
+            U, cl = np.unique(comm_g, return_inverse=True)
+            cl = cl.astype(np.int32).reshape(-1)
+            prio = _ranked(_keys(self.seed, level, U), U)
+            ms = MoveState(
+                cl,
+                a[U].copy(),
+                size[U].astype(np.int32),
+                batch,
+                dummy_i,
+                dummy_i,
+                dummy_l,
+                np.zeros((1, 0), np.int64),
+                cl.copy(),
+                np.zeros(nl, np.float64),
+            )
+            lv = Level(
+                lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.k, dummy_i, prio, dummy_l, dummy_i
+            )
+            pos = np.full((1, U.shape[0]), -1, np.int32)
+            _sweep(verts, lv, ms, Scratch(pos, buf_c, buf_j, buf_w), self.resolution / self.m2)
+            new = comm_g.copy()
+            new[own] = U[ms.comm[own]]
+            t = self._time("move", t)
+            self.exchange(lvl, nb, comm_g, new)
+            moved = float(np.count_nonzero(new[own] != comm_g[own]))
+            a2, size2, (inner2, moved) = self.totals(lvl, new, [self.inner(lvl, new), moved])
+            t = self._time("communicate", t)
+            st.sweeps += 1
+            q2 = self.quality(inner2, a2)
+            if moved == 0 or q2 < q:
+                break  # nothing moved, or moves on two ranks undid each other: keep the state before
+            comm_g, a, size, gain, q = new, a2, size2, q2 - q, q2
+            moves += int(moved)
+            sweeps += 1
+            if gain <= self.tol:
+                break
+        return comm_g, size, q_start, q, moves, sweeps
+
+    def coarse(self, lvl, cid, K):
+        """The next level: the graph of the communities (dense ids ``cid``
+        per local vertex, K of them), in blocks over the ranks."""
+        t = time.perf_counter()
+        comm, P, me = self.comm, self.comm.size, self.comm.rank
+        c = block_size(K, P)
+        own = lvl.owned_ids
+        x = np.concatenate([cid[lvl.tail], cid[own]])
+        y = np.concatenate([cid[lvl.indices], cid[own]])
+        # An inner arc stands for half its edge's weight in the new self-loop,
+        # a self-loop for all of it: send loops doubled, halve the sums.
+        w = np.concatenate([lvl.w, 2.0 * lvl.loop[own]])
+        if P > 1:
+            rows = np.empty((x.shape[0], 3), np.int64)
+            rows[:, 0] = x
+            rows[:, 1] = y
+            rows[:, 2] = w.view(np.int64)
+            t = self._time("aggregate", t)
+            got = alltoallv(comm, rows, x // c, 3)
+            self.stats.aggregation_rows += int(x.shape[0])
+            self.stats.bytes += 24 * int(x.shape[0])
+            t = self._time("communicate", t)
+            x, y = got[:, 0], got[:, 1]
+            w = np.ascontiguousarray(got[:, 2]).view(np.float64)
+        lo, hi = min(K, me * c), min(K, (me + 1) * c)
+        o = np.lexsort((y, x))  # stable: equal pairs summed in arrival order
+        x, y, w = x[o], y[o], w[o]
+        if x.shape[0]:
+            first = np.flatnonzero(np.concatenate([[True], (x[1:] != x[:-1]) | (y[1:] != y[:-1])]))
+            x, y, w = x[first], y[first], np.add.reduceat(w, first)
+        selfs = x == y
+        ghosts = np.unique(y[~selfs])
+        ghosts = ghosts[(ghosts < lo) | (ghosts >= hi)]
+        owned_gids = np.arange(lo, hi, dtype=np.int64)
+        gids = np.union1d(owned_gids, ghosts).astype(np.int64)
+        nl = gids.shape[0]
+        loop = np.zeros(nl, np.float64)
+        loop[np.searchsorted(gids, x[selfs])] = 0.5 * w[selfs]
+        ax, ay, aw = x[~selfs], y[~selfs], w[~selfs]
+        indptr = np.zeros(nl + 1, np.int64)
+        np.cumsum(np.bincount(np.searchsorted(gids, ax), minlength=nl), out=indptr[1:])
+        nxt = _Level(
+            K,
+            gids,
+            np.searchsorted(gids, owned_gids),
+            gids // c,
+            indptr,
+            np.searchsorted(gids, ay),
+            aw,
+            loop,
+            block=c,
+        )
+        self._time("aggregate", t)
+        return nxt
+
+    def lookup(self, lvl, keys, values):
+        """values[local id of key] for level vertex ids ``keys``, asked of
+        their owners (the level's blocks)."""
+        comm = self.comm
+        uk, inv = np.unique(keys, return_inverse=True)
+        rows = np.empty((uk.shape[0], 2), np.int64)
+        rows[:, 0] = uk
+        rows[:, 1] = comm.rank
+        got = alltoallv(comm, rows, uk // lvl.block, 2)
+        ans = np.empty_like(got)
+        ans[:, 0] = got[:, 0]
+        ans[:, 1] = values[np.searchsorted(lvl.gids, got[:, 0])]
+        back = alltoallv(comm, ans, got[:, 1], 2)
+        self.stats.label_queries += int(uk.shape[0])
+        self.stats.bytes += 16 * int(uk.shape[0] + got.shape[0])
+        o = np.argsort(back[:, 0], kind="stable")
+        vals = back[o, 1][np.searchsorted(back[o, 0], uk)]
+        return vals[inv.reshape(-1)]
+
+
+def _run(run, p, max_level):
+    """The levels; returns (owned ids, labels, modularity of the labels)."""
+    st = run.stats
+    t = time.perf_counter()
+    lvl = _Level.from_partition(p)
+    vertices = lvl.gids[lvl.owned_ids].astype(np.int64)
+    k_sum = np.array([float(lvl.k[lvl.owned_ids].sum())])
+    run.m2 = float(allreduce(run.comm, k_sum, "sum", "the total weight")[0])
+    run._time("setup", t)
+    if run.m2 <= 0.0:  # no edges (or only zero weights): every vertex alone
+        return vertices, vertices.copy(), 0.0
+    at = vertices.copy()  # each owned input vertex's vertex at the current level
+    labels, q_out = None, None
+    q = None
+    level = 0
+    while True:
+        comm_g, size, q_start, q_new, moves, sweeps = run.move(lvl, level)
+        if q is None:
+            q = q_start  # singletons
+        if level > 0 and moves == 0:
+            break
+        used = size > 0
+        newid = np.cumsum(used) - 1
+        K = int(used.sum())
+        cid = newid[comm_g]
+        t = time.perf_counter()
+        at = cid[lvl.owned_ids] if level == 0 else run.lookup(lvl, at, cid)
+        run._time("labels", t)
+        labels, q_out = at, q_new
+        st.levels += 1
+        st.level_info.append(
+            {"vertices": lvl.n, "modularity": float(q_new), "moves": moves, "sweeps": sweeps}
+        )
+        if max_level is not None and st.levels >= max_level:
+            break
+        if q_new - q <= run.threshold:
+            break
+        q = q_new
+        lvl = run.coarse(lvl, cid, K)
+        level += 1
+    return vertices, labels, q_out
+
+
+def _check_params(resolution, threshold, max_level, seed):
+    check_finite(resolution, "resolution")
+    check_finite(threshold, "threshold")
+    check_max_level(max_level)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
+        raise TypeError(f"seed must be an int or None (the same on every rank), got {seed!r}")
+
+
+def _check_weights(p):
+    if p.loops is None:
+        raise ValueError(
+            "Louvain needs the self-loops: build the Partition with "
+            "partition_edges(..., loops=True)"
+        )
+    w = p.graph.weights
+    if w.size and w.min() < 0:
+        raise ValueError(f"weights must be non-negative, got {float(w.min())!r}")
+    if p.loops.size and p.loops.min() < 0:
+        raise ValueError(f"weights must be non-negative, got {float(p.loops.min())!r}")
+
+
+def louvain_communities(
+    part,
+    *,
+    resolution=1,
+    threshold=1e-7,
+    max_level=None,
+    seed=None,
+    comm=None,
+    num_nodes=None,
+    owner=None,
+    duplicates="last",
+):
+    """Communities by the Louvain method of a graph spread over the ranks.
+
+    Collective. ``part`` is this rank's share of the edges, as for
+    :func:`nx_gpumatch.distributed.max_weight_matching` (see
+    :func:`~nx_gpumatch.distributed.as_partition`; a :class:`Partition`
+    must have been built with ``loops=True``). Weights must be non-negative
+    (a missing weight counts 1). ``resolution``, ``threshold`` and
+    ``max_level`` are networkx's (as ``nx_gpumatch.louvain_communities``);
+    ``seed`` (an int, or None for the vertex-id order) orders the sweeps and
+    breaks ties; every parameter must be the same on every rank.
+
+    Returns a :class:`DistributedCommunities`: ``vertices`` (the global ids
+    this rank owns) and ``labels`` (dense global community ids). The same
+    input, seed and number of ranks give the same labels.
+    """
+    comm = get_comm(comm)
+    check(comm, _check_params, resolution, threshold, max_level, seed)
+    same(comm, "resolution, threshold, max_level, seed", (resolution, threshold, max_level, seed))
+    stats = CommunityStats()
+    t0 = time.perf_counter()
+    p = abort_on_error(
+        comm,
+        as_partition,
+        part,
+        comm,
+        num_nodes=num_nodes,
+        owner=owner,
+        duplicates=duplicates,
+        loops=True,
+    )
+    check(comm, _check_weights, p)
+    stats.times["partition"] = time.perf_counter() - t0
+    run = _Run(comm, resolution, threshold, None if seed is None else int(seed), stats)
+    vertices, labels, q = abort_on_error(comm, _run, run, p, max_level)
+    agree(comm, None)  # every rank is done before the statistics are summed
+    stats.finish(comm)
+    return DistributedCommunities(p, vertices, labels, q, run.resolution, stats, comm)
