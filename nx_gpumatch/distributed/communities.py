@@ -36,6 +36,7 @@ class CommunityStats:
         for k in COUNTS:
             setattr(self, k, 0)
         self.sweeps = 0
+        self.rounds = 0
         self.levels = 0
         self.level_info = []
         self.times = {}
@@ -56,6 +57,7 @@ class CommunityStats:
         self.total = {k: int(v) for k, v in zip(COUNTS, summed)}
         self.total["messages"] = sum(self.total[k] for k in COUNTS[:3])
         self.total["sweeps"] = self.sweeps
+        self.total["rounds"] = self.rounds
         self.total["levels"] = self.levels
         names = [k for k in PHASES if k in self.times] + sorted(set(self.times) - set(PHASES))
         t = np.array([self.times.get(k, 0.0) for k in names], np.float64)
@@ -121,7 +123,8 @@ class DistributedCommunities:
         a, b, w = a[mine], b[mine], w[mine]
         loops = p.loops[p.owned_ids]
         K = self.num_communities()
-        vol = np.bincount(lab[a], w, K) + np.bincount(lab[b], w, K)
+        vol = np.zeros(K, np.float64)  # (bincount of nothing is int64)
+        vol += np.bincount(lab[a], w, K) + np.bincount(lab[b], w, K)
         vol += np.bincount(self.labels, 2.0 * loops, K)
         local = np.concatenate(
             [

@@ -6,7 +6,8 @@ Each level's graph is held in a 1D vertex partition with ghosts (level 0:
 levels: blocks of the dense community ids). A level is:
 
 * Local moving, in sweeps. In a sweep each rank moves its owned vertices one
-  at a time with the shared-memory move kernel (``cpu.louvain.moves``),
+  at a time, degree bucket by degree bucket as the shared-memory engine
+  does, with its move kernel (``cpu.louvain.moves``),
   against its own moves so far and, for ghosts and community totals, the
   state at the sweep's start. A vertex alone in its community joins a ghost
   that is alone in its own only if that one has the lower priority, so two
@@ -37,7 +38,7 @@ import time
 import numpy as np
 
 from nx_gpumatch._validation import check_finite, check_max_level
-from nx_gpumatch.community.schedule import MAX_SWEEPS, SWEEP_TOL
+from nx_gpumatch.community.schedule import MAX_SWEEPS, MOVE_BUCKETS, SWEEP_TOL, degree_buckets
 from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.louvain.moves import _best_move, _commit, weighted_degrees
 from nx_gpumatch.cpu.louvain.state import Level, MoveState, Scratch
@@ -45,6 +46,7 @@ from nx_gpumatch.distributed._comm import (
     Neighbours,
     abort_on_error,
     agree,
+    allgather,
     allreduce,
     alltoallv,
     check,
@@ -145,17 +147,32 @@ class _Level:
 
 def _keys(seed, level, gids):
     """The priority key of each vertex id at a level: the id itself without a
-    seed, else a hash of (seed, level, id) (splitmix64), the same on every
-    rank."""
+    seed, else a hash of (seed, level, id), the same on every rank."""
     if seed is None:
         return np.asarray(gids, np.int64)
-    salt = np.uint64((int(seed) * 0x9E3779B1 + level * 0x85EBCA77 + 1) & (2**64 - 1))
+    return _mix(seed, level, gids)
+
+
+def _mix(seed, salt, gids):
+    """splitmix64 of each id, salted by (seed, salt): non-negative int64."""
+    salt = np.uint64((int(seed) * 0x9E3779B1 + int(salt) * 0x85EBCA77 + 1) & (2**64 - 1))
     z = np.asarray(gids, np.int64).astype(np.uint64) ^ salt
     z = z + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z = z ^ (z >> np.uint64(31))
     return (z >> np.uint64(1)).astype(np.int64)
+
+
+def _rank_colours(comm, neighbours):
+    """(this rank's colour, number of colours): a greedy colouring of the
+    ranks, in rank order, in which neighbour ranks differ."""
+    adj = allgather(comm, list(neighbours), "the neighbour ranks")
+    colours = []
+    for r, near in enumerate(adj):
+        taken = {colours[x] for x in near if x < r}
+        colours.append(min(set(range(len(taken) + 1)) - taken))
+    return colours[comm.rank], max(colours) + 1
 
 
 def _ranked(keys, ids):
@@ -220,6 +237,41 @@ class _Run:
             m = got[r].reshape(-1, 2)
             new[np.searchsorted(lvl.gids, m[:, 0])] = m[:, 1]
 
+    def _round(self, lvl, nb, verts, comm_g, a, size, level, t):
+        """Move ``verts`` (owned, local ids, in order) against the partition
+        ``comm_g`` (community id per local vertex) and its totals, then tell
+        the neighbour ranks and sum the totals: (new partition, its totals,
+        modularity and number of moves, over all ranks)."""
+        nl = lvl.gids.shape[0]
+        own = lvl.owned_ids
+        U, cl = np.unique(comm_g, return_inverse=True)
+        cl = cl.astype(np.int32).reshape(-1)
+        prio = _ranked(_keys(self.seed, level, U), U)
+        none = np.zeros(0, np.int32)
+        ms = MoveState(
+            cl,
+            a[U].copy(),
+            size[U].astype(np.int32),
+            self._batch,
+            none,
+            none,
+            np.zeros(0, np.int64),
+            np.zeros((1, 0), np.int64),
+            cl.copy(),
+            np.zeros(nl, np.float64),
+        )
+        lv = Level(lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.k, none, prio, none, none)
+        pos = np.full((1, U.shape[0]), -1, np.int32)
+        _sweep(verts, lv, ms, Scratch(pos, *self._bufs), self.resolution / self.m2)
+        new = comm_g.copy()
+        new[own] = U[ms.comm[own]]
+        t = self._time("move", t)
+        self.exchange(lvl, nb, comm_g, new)
+        moved = float(np.count_nonzero(new[own] != comm_g[own]))
+        a2, size2, (inner2, moved) = self.totals(lvl, new, [self.inner(lvl, new), moved])
+        self._time("communicate", t)
+        return new, a2, size2, self.quality(inner2, a2), int(moved)
+
     def move(self, lvl, level):
         """Local moving on a level from singletons: (community id of each
         local vertex, community sizes, modularity before and after, moves,
@@ -230,56 +282,49 @@ class _Run:
         own = lvl.owned_ids
         comm_g = lvl.gids.astype(np.int64)
         order = np.argsort(_keys(self.seed, level, lvl.gids[own]), kind="stable")
-        verts = own[order].astype(np.int32)
-        batch = np.where(lvl.owned, 0, GHOST).astype(np.int32)
+        # Degree bucket by degree bucket, as the shared-memory sweeps go
+        # (owned rows are whole: their degrees are the global ones).
+        verts = degree_buckets(lvl.indptr, MOVE_BUCKETS, own[order])[1]
+        self._batch = np.where(lvl.owned, 0, GHOST).astype(np.int32)
         maxdeg = max(1, int(np.diff(lvl.indptr).max()) if nl else 1)
-        buf_c = np.empty((1, maxdeg), np.int32)
-        buf_j = np.empty((1, maxdeg), np.int32)
-        buf_w = np.zeros((1, maxdeg), np.float64)  # no dense tail: the sparse accumulator
-        dummy_i = np.zeros(0, np.int32)
-        dummy_l = np.zeros(1, np.int64)
+        self._bufs = (
+            np.empty((1, maxdeg), np.int32),
+            np.empty((1, maxdeg), np.int32),
+            np.zeros((1, maxdeg), np.float64),  # no dense tail: the sparse accumulator
+        )
         nb = Neighbours(self.comm, lvl.neighbours)
         t = self._time("setup", t)
         a, size, (inner,) = self.totals(lvl, comm_g, [self.inner(lvl, comm_g)])
         q = q_start = self.quality(inner, a)
         t = self._time("communicate", t)
         moves = sweeps = 0
-        for _ in range(MAX_SWEEPS):
-            U, cl = np.unique(comm_g, return_inverse=True)
-            cl = cl.astype(np.int32).reshape(-1)
-            prio = _ranked(_keys(self.seed, level, U), U)
-            ms = MoveState(
-                cl,
-                a[U].copy(),
-                size[U].astype(np.int32),
-                batch,
-                dummy_i,
-                dummy_i,
-                dummy_l,
-                np.zeros((1, 0), np.int64),
-                cl.copy(),
-                np.zeros(nl, np.float64),
-            )
-            lv = Level(
-                lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.k, dummy_i, prio, dummy_l, dummy_i
-            )
-            pos = np.full((1, U.shape[0]), -1, np.int32)
-            _sweep(verts, lv, ms, Scratch(pos, buf_c, buf_j, buf_w), self.resolution / self.m2)
-            new = comm_g.copy()
-            new[own] = U[ms.comm[own]]
-            t = self._time("move", t)
-            self.exchange(lvl, nb, comm_g, new)
-            moved = float(np.count_nonzero(new[own] != comm_g[own]))
-            a2, size2, (inner2, moved) = self.totals(lvl, new, [self.inner(lvl, new), moved])
-            t = self._time("communicate", t)
+        colour, rounds = _rank_colours(self.comm, lvl.neighbours)
+        cut = np.zeros(nl, bool)
+        for r in lvl.neighbours:
+            cut[lvl.boundary[r]] = True
+        cut = cut[verts]
+        for sweep in range(MAX_SWEEPS):
+            q_sweep = q
+            moved_sweep = 0
+            # Boundary vertices move in their rank's round, so two neighbours
+            # on two ranks never move together; the others in a round drawn
+            # anew each sweep, so that every round has work on every rank.
+            cls = _mix(self.seed or 0, (level << 20) + sweep + 1, lvl.gids[verts]) % rounds
+            cls[cut] = colour
+            for r in range(rounds):
+                part = verts[cls == r] if rounds > 1 else verts
+                new, a2, size2, q2, moved = self._round(lvl, nb, part, comm_g, a, size, level, t)
+                t = time.perf_counter()
+                st.rounds += 1
+                if moved and q2 >= q:  # else moves on two ranks undid each other: not kept
+                    comm_g, a, size, q = new, a2, size2, q2
+                    moved_sweep += moved
             st.sweeps += 1
-            q2 = self.quality(inner2, a2)
-            if moved == 0 or q2 < q:
-                break  # nothing moved, or moves on two ranks undid each other: keep the state before
-            comm_g, a, size, gain, q = new, a2, size2, q2 - q, q2
-            moves += int(moved)
+            if moved_sweep == 0:
+                break
+            moves += moved_sweep
             sweeps += 1
-            if gain <= self.tol:
+            if q - q_sweep <= self.tol:
                 break
         return comm_g, size, q_start, q, moves, sweeps
 
