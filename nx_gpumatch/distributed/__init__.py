@@ -6,7 +6,8 @@ Run under ``mpiexec -n P``; every function here is collective over ``comm``
 ghosts, runs the package's CPU engine inside each rank, and returns on every
 rank the partners of the vertices it owns. Results equal the shared-memory
 ``nx_gpumatch.b_matching`` / ``max_weight_matching(algorithm="suitor")``
-exactly, for any number of ranks and any partition.
+exactly, for any number of ranks and any partition. ``louvain_communities``
+returns each owned vertex's community (see :mod:`.louvain`).
 
 Importing this package does not import mpi4py; the first call does. Inside an
 MPI job, an uncaught exception on a rank aborts the job, and a rank that waits

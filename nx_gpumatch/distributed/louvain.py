@@ -5,19 +5,21 @@ Each level's graph is held in a 1D vertex partition with ghosts (level 0:
 :func:`~nx_gpumatch.distributed.partition_edges`, self-loops kept; coarse
 levels: blocks of the dense community ids). A level is:
 
-* Local moving, in sweeps. In a sweep each rank moves its owned vertices one
-  at a time, degree bucket by degree bucket as the shared-memory engine
-  does, with its move kernel (``cpu.louvain.moves``),
+* Local moving, in sweeps, each cut into rounds. The ranks are coloured so
+  that neighbour ranks differ; a boundary vertex (one with a ghost
+  neighbour) moves in its rank's colour round, the others in a round drawn
+  by hash each sweep, so two neighbours on two ranks never move together and
+  every round has work on every rank. In a round each rank moves its
+  vertices of the round one at a time, degree bucket by degree bucket as the
+  shared-memory engine does, with its move kernel (``cpu.louvain.moves``),
   against its own moves so far and, for ghosts and community totals, the
-  state at the sweep's start. A vertex alone in its community joins a ghost
-  that is alone in its own only if that one has the lower priority, so two
-  singletons on two ranks never swap (the kernel's rule for vertices moving
-  blindly together). After the sweep the changed community ids of boundary
-  vertices go to the ranks where they are ghosts (one batch per neighbour
-  rank) and the community totals (degrees and sizes, indexed by community
-  id) are summed over the ranks. Sweeps end once one gains at most the
-  sweep tolerance; a sweep that lowers modularity (moves on two ranks that
-  undo each other) is taken back, and ends the level.
+  state at the round's start. After the round the changed community ids of
+  boundary vertices go to the ranks where they are ghosts (one batch per
+  neighbour rank) and the community totals (degrees and sizes, indexed by
+  community id) are summed over the ranks. A round that lowers modularity
+  (ranks of one colour feeding one community with stale totals) is taken
+  back. Sweeps end once one gains at most the sweep tolerance. With one rank
+  this is the shared-memory engine's sequential sweep, move for move.
 * Aggregation: the non-empty communities get dense ids in id order, each
   arc is sent, as an arc between communities, to the owner of its tail's
   community (blocks of the dense ids), and the owners sum them, inner arcs
@@ -68,7 +70,9 @@ def _sweep(verts, lv, st, scratch, res_over_m2):
     """One sweep over the owned vertices ``verts`` (local ids, in order):
     each joins its best community and the move is committed before the next
     is computed. Owned vertices are batch 0 and ghosts batch GHOST; moving as
-    GHOST, a singleton never joins a ghost singleton of higher priority.
+    GHOST, a singleton never joins a ghost singleton of higher priority (the
+    kernel's rule for vertices moving blindly together; a safeguard, as the
+    colour rounds keep neighbours apart).
     Returns the number of moves."""
     row = Scratch(scratch.pos[0], scratch.buf_c[0], scratch.buf_j[0], scratch.buf_w[0])
     no_logc = np.empty(0, np.int32)
