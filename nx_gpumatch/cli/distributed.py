@@ -1,6 +1,8 @@
 """The ``nx-gpumatch distributed`` subcommand: run it under
-``mpiexec -n P nx-gpumatch distributed ...``. Each rank reads or generates its
-own share of the graph; rank 0 prints the result and the statistics."""
+``mpiexec -n P nx-gpumatch distributed ...`` (matching and b-matching) or
+``mpiexec -n P nx-gpumatch distributed louvain ...`` (communities). Each rank
+reads or generates its own share of the graph; rank 0 prints the result and
+the statistics."""
 
 import argparse
 import os
@@ -24,6 +26,7 @@ ALGORITHMS = ("b_suitor", "suitor", "local_max")
 STRATEGY = ("b_suitor", "suitor")
 # Options that act on some algorithms only: elsewhere they are refused, not ignored.
 ALGORITHM_OPTIONS = (
+    ("algorithm", "--algorithm", ALGORITHMS),
     ("b", "-b", ("b_suitor",)),
     ("ordering", "--ordering", STRATEGY),
     ("vertex_subsets", "--vertex-subsets", STRATEGY),
@@ -83,11 +86,19 @@ def add_command(subparsers):
     """Add the "distributed" subcommand to an argparse subparsers object."""
     p = subparsers.add_parser(
         "distributed",
-        help="matching / b-matching on MPI ranks (run under mpiexec)",
+        help="matching / b-matching / Louvain on MPI ranks (run under mpiexec)",
         description="Distributed ½-approximate matching and b-matching. Run under "
         "'mpiexec -n P nx-gpumatch distributed ...': every rank reads or generates its own "
         "share of the graph. The result equals the shared-memory one; rank 0 prints the "
-        "weight, size, time per phase and the messages of each kind.",
+        "weight, size, time per phase and the messages of each kind. 'distributed louvain' "
+        "finds communities instead and prints their modularity, number, levels, time per "
+        "phase and messages.",
+    )
+    p.add_argument(
+        "problem",
+        nargs="?",
+        choices=("louvain",),
+        help="louvain: communities by the Louvain method (default: matching)",
     )
     g = p.add_argument_group("input graph")
     g.add_argument(
@@ -143,7 +154,8 @@ def add_command(subparsers):
         type=nonnegative_int,
         default=0,
         action=Given,
-        help="seed of the generator and of the random partition (default 0)",
+        help="seed of the generator, of the random partition and of Louvain's vertex order "
+        "(default 0)",
     )
     a = p.add_argument_group(
         "algorithm",
@@ -155,6 +167,7 @@ def add_command(subparsers):
         "-a",
         choices=ALGORITHMS,
         default="b_suitor",
+        action=Given,
         help="b_suitor (b-matching, default), suitor or local_max (matching)",
     )
     a.add_argument(
@@ -182,6 +195,8 @@ def add_command(subparsers):
         help="proposals per vertex and superstep: an int or 'half'",
     )
     a.add_argument("--full-sort", action="store_true", help="sort whole rows (no partial sort)")
+    for flag, kind, default, what in LOUVAIN_OPTIONS:
+        a.add_argument(flag, type=kind, default=default, action=Given, help=f"louvain: {what}")
     a.add_argument(
         "--partition",
         choices=("block", "random"),
@@ -213,6 +228,23 @@ def add_command(subparsers):
     return p
 
 
+def _finite(text):
+    try:
+        x = float(text)
+    except ValueError:
+        x = float("nan")
+    if not np.isfinite(x):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return x
+
+
+LOUVAIN_OPTIONS = (
+    ("--resolution", _finite, 1.0, "modularity's resolution (default 1)"),
+    ("--threshold", _finite, 1e-7, "least gain of a level for another to follow (default 1e-7)"),
+    ("--max-level", positive_int, None, "at most this many levels (default: no limit)"),
+)
+
+
 def _b_subset(text):
     if text != "half" and not (text.isdigit() and int(text) > 0):
         raise argparse.ArgumentTypeError(f"expected a positive integer or 'half', got {text!r}")
@@ -220,6 +252,17 @@ def _b_subset(text):
 
 
 def _options(args):
+    louvain = args.problem == "louvain"
+    for flag, *_ in LOUVAIN_OPTIONS:
+        if not louvain and given(args, flag[2:].replace("-", "_")):
+            raise CliError(f"{flag} acts on 'distributed louvain' only")
+    if louvain:
+        for dest, flag, _ in ALGORITHM_OPTIONS:
+            if given(args, dest) or getattr(args, dest) is True:
+                raise CliError(f"{flag} acts on matching, not on 'distributed louvain'")
+        for flag in ("output", "check", "threads"):
+            if getattr(args, flag):
+                raise CliError(f"--{flag} acts on matching, not on 'distributed louvain'")
     for dest, flag, algorithms in ALGORITHM_OPTIONS:
         # store_true flags are given when true; the others record it (Given)
         if args.algorithm not in algorithms and (given(args, dest) or getattr(args, dest) is True):
@@ -244,7 +287,7 @@ def _options(args):
         for dest, flag in (*generator, ("m", "-m")):
             if given(args, dest):
                 raise CliError(f"{flag} acts on a generated graph, not on --input")
-        if given(args, "seed") and args.partition != "random":
+        if given(args, "seed") and args.partition != "random" and args.problem != "louvain":
             raise CliError("--seed with --input acts on --partition random only")
 
 
@@ -288,7 +331,24 @@ def _load(args, comm):
     return part, f"rmat {args.rmat_kind} scale {scale}, edge factor {ef}, seed {args.seed}"
 
 
+def partition_owner(args, part, comm):
+    """The owner array of ``--partition random`` (None: blocks)."""
+    from nx_gpumatch.distributed._comm import allreduce_max
+
+    if args.partition != "random":
+        return None
+    n = part.get("num_nodes")
+    if n is None:
+        top = int(max(part["src"].max(initial=-1), part["dst"].max(initial=-1)))
+        n = part["num_nodes"] = allreduce_max(comm, top, "the count of the vertices") + 1
+    return np.random.default_rng([args.seed, 1]).integers(0, comm.size, n)
+
+
 def run_distributed(args):
+    if args.problem == "louvain":
+        from nx_gpumatch.cli.distributed_louvain import run_louvain
+
+        return run_louvain(args)
     from nx_gpumatch import distributed as D
     from nx_gpumatch.distributed._comm import allreduce_max, gather
 
@@ -297,13 +357,7 @@ def run_distributed(args):
         t0 = time.perf_counter()
         part, what = _load(args, comm)
         t_load = allreduce_max(comm, time.perf_counter() - t0, "the load")
-        owner = None
-        if args.partition == "random":
-            n = part.get("num_nodes")
-            if n is None:
-                top = int(max(part["src"].max(initial=-1), part["dst"].max(initial=-1)))
-                n = part["num_nodes"] = allreduce_max(comm, top, "the count of the vertices") + 1
-            owner = np.random.default_rng([args.seed, 1]).integers(0, comm.size, n)
+        owner = partition_owner(args, part, comm)
         kw = {"owner": owner, "threads": args.threads}
         if args.algorithm in STRATEGY:
             kw.update(ordering=args.ordering, vertex_subsets=args.vertex_subsets)

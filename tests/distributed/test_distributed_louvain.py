@@ -34,3 +34,29 @@ def test_distributed_louvain(nprocs):
     # Every case ran: 4 graphs x (6 seeds x 3 checks + 2), 4 edge cases, 7 errors
     # (and the seed differing across ranks where there are several).
     assert sum(ln.startswith("ok ") for ln in lines) == 80 + 4 + 7 + (nprocs > 1)
+
+
+def test_cli_louvain_under_mpiexec(tmp_path):
+    path = tmp_path / "g.mtx"
+    # Two cliques of 5 joined by one edge, with a self-loop: two communities.
+    edges = [(u, v) for c in (0, 5) for u in range(c, c + 5) for v in range(u + 1, c + 5)]
+    edges += [(4, 5), (0, 0)]
+    lines = ["%%MatrixMarket matrix coordinate real symmetric", f"10 10 {len(edges)}"]
+    lines += [f"{v + 1} {u + 1} 1.0" for u, v in edges]
+    path.write_text("\n".join(lines) + "\n")
+    args = ["-m", "nx_gpumatch.cli", "distributed", "louvain", "--input", str(path)]
+    out = run_mpi(2, [*args, "--seed", "3"], timeout=TIMEOUT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    import networkx as nx
+
+    G = nx.Graph(edges)
+    q = nx.community.modularity(G, [set(range(5)), set(range(5, 10))])
+    assert f"modularity   {q:.6f}" in out.stdout
+    assert "communities  2" in out.stdout
+    assert "ghost updates" in out.stdout and "move" in out.stdout
+    assert out.stdout.count("modularity   ") == 1  # rank 0 only
+    bad = run_mpi(2, [*args, "-b", "2"], timeout=TIMEOUT)
+    assert bad.returncode == 2
+    assert bad.stderr.splitlines() == ["error: -b acts on matching, not on 'distributed louvain'"]
+    bad = run_mpi(2, ["-m", "nx_gpumatch.cli", "distributed", "--resolution", "2"], timeout=TIMEOUT)
+    assert bad.returncode == 2 and "acts on 'distributed louvain' only" in bad.stderr
