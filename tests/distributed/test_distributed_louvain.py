@@ -31,9 +31,9 @@ def test_distributed_louvain(nprocs):
     assert out.returncode == 0 and not failed, (
         f"rc={out.returncode}\n" + "\n".join(failed) + "\n" + out.stderr[-3000:]
     )
-    # Every case ran: 4 graphs x (6 seeds x 3 checks + 2), 4 edge cases, 7 errors
+    # Every case ran: 4 graphs x (6 seeds x 3 checks + 2), 5 edge cases, 7 errors
     # (and the seed differing across ranks where there are several).
-    assert sum(ln.startswith("ok ") for ln in lines) == 80 + 4 + 7 + (nprocs > 1)
+    assert sum(ln.startswith("ok ") for ln in lines) == 80 + 5 + 7 + (nprocs > 1)
 
 
 def test_cli_louvain_under_mpiexec(tmp_path):

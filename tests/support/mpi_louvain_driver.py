@@ -149,6 +149,17 @@ def group_edge_cases():
     if RANK == 0:
         ok = ok and abs(q - nx_modularity(G, lab, 0.5)) <= 1e-9
     report("max_level=1 and resolution=0.5", comm.bcast(ok if RANK == 0 else None))
+    # Any owner of the input vertices (coarse levels are in blocks).
+    owner = np.random.default_rng(9).integers(0, P, 300)
+    res = D.louvain_communities(even_slice(src, dst, w), num_nodes=300, owner=owner, seed=2)
+    ok, why = labelled_once(res, 300)
+    lab = res.gather()
+    q = res.modularity()
+    if RANK == 0:
+        ok = ok and abs(q - nx_modularity(G, lab)) <= 1e-9 and q > 0.6
+        ok = ok and np.array_equal(np.sort(np.flatnonzero(owner == 0)), np.sort(res.vertices))
+    report("random owners", comm.bcast(ok if RANK == 0 else None), why)
+    res = D.louvain_communities(part, max_level=1, resolution=0.5)
     st = res.stats
     ok = st.total["sweeps"] >= 1 and st.time["move"] > 0 and 0 <= st.slowest_rank < P
     ok = ok and (P == 1 or st.total["messages"] > 0)
