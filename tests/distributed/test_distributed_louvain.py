@@ -6,6 +6,7 @@ or below the shared-memory engine's, a wrong error, or a hang (timeout)."""
 
 import subprocess
 
+import numpy as np
 import pytest
 
 from tests.support import SUPPORT
@@ -60,3 +61,22 @@ def test_cli_louvain_under_mpiexec(tmp_path):
     assert bad.stderr.splitlines() == ["error: -b acts on matching, not on 'distributed louvain'"]
     bad = run_mpi(2, ["-m", "nx_gpumatch.cli", "distributed", "--resolution", "2"], timeout=TIMEOUT)
     assert bad.returncode == 2 and "acts on 'distributed louvain' only" in bad.stderr
+
+
+def test_partition_keeps_loops_only_when_asked():
+    from nx_gpumatch import distributed as D
+
+    src = np.array([0, 1, 2, 2, 1, 2])
+    dst = np.array([1, 1, 0, 2, 1, 2])
+    w = np.array([1.0, 5.0, 2.0, 3.0, 4.0, 1.0])
+    plain = D.partition_edges(src, dst, w)
+    assert plain.loops is None
+    for rule, loops in (("last", [0.0, 4.0, 1.0]), ("max", [0.0, 5.0, 3.0])):
+        p = D.partition_edges(src, dst, w, duplicates=rule, loops=True)
+        assert p.loops.tolist() == loops
+        # The graph is the one matching uses.
+        assert p.graph.edge_src.tolist() == plain.graph.edge_src.tolist()
+        assert (
+            p.graph.edge_weight.tolist()
+            == D.partition_edges(src, dst, w, duplicates=rule).graph.edge_weight.tolist()
+        )
