@@ -25,6 +25,11 @@ levels: blocks of the dense community ids). A level is:
   community (blocks of the dense ids), and the owners sum them, inner arcs
   and self-loops into the new self-loops.
 
+Community totals are summed as dense arrays over the level's vertices (one
+reduction of 2n numbers per round): simple and exact to reproduce, but each
+rank holds O(n) of them; an owner-of-community reduction (Vite's) would
+scale further.
+
 Levels follow networkx's semantics (as ``nx_gpumatch.louvain_communities``):
 the first level is always kept, later ones only if they moved something,
 and the method stops once a level gains at most ``threshold``.
@@ -47,7 +52,6 @@ from nx_gpumatch.cpu.louvain.state import Level, MoveState, Scratch
 from nx_gpumatch.distributed._comm import (
     Neighbours,
     abort_on_error,
-    agree,
     allgather,
     allreduce,
     alltoallv,
@@ -320,7 +324,9 @@ class _Run:
                 new, a2, size2, q2, moved = self._round(lvl, nb, part, comm_g, a, size, level, t)
                 t = time.perf_counter()
                 st.rounds += 1
-                if moved and q2 >= q:  # else moves on two ranks undid each other: not kept
+                # A round that lowers modularity (ranks of one colour feeding
+                # one community on stale totals) is not kept.
+                if moved and q2 >= q:
                     comm_g, a, size, q = new, a2, size2, q2
                     moved_sweep += moved
             st.sweeps += 1
@@ -517,6 +523,5 @@ def louvain_communities(
     stats.times["partition"] = time.perf_counter() - t0
     run = _Run(comm, resolution, threshold, None if seed is None else int(seed), stats)
     vertices, labels, q = abort_on_error(comm, _run, run, p, max_level)
-    agree(comm, None)  # every rank is done before the statistics are summed
     stats.finish(comm)
     return DistributedCommunities(p, vertices, labels, q, run.resolution, stats, comm)
