@@ -8,6 +8,7 @@ kernel modules do.
 
 import contextlib
 import contextvars
+import os
 import time
 import types
 import warnings
@@ -179,6 +180,34 @@ def threads_for(size, n=None):
     return 1 if size < PARALLEL_MIN else n
 
 
+_POOL = []  # True once Numba's thread pool is started through num_threads
+
+
+def num_threads():
+    """``numba.get_num_threads()``, starting Numba's thread pool on the first
+    call with idle OpenMP workers that sleep at once (``OMP_WAIT_POLICY=PASSIVE``
+    for this start only, unless the user set a policy). The OpenMP default
+    keeps a worker spinning for milliseconds after each parallel loop; on a
+    core another process also needs, that worker takes the other process's
+    time, and the next parallel loop then waits for the worker to be scheduled
+    again: the package's 2-thread calls took several times their 1-thread time
+    with two other busy processes on 2 cores, and the same with passive workers."""
+    import numba
+
+    if _POOL:
+        return numba.get_num_threads()
+    _POOL.append(True)
+    if "OMP_WAIT_POLICY" in os.environ:
+        return numba.get_num_threads()
+    # The OpenMP runtime reads its settings when it loads, which is here; the
+    # variable is taken back at once, so subprocesses and libraries never see it.
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        return numba.get_num_threads()
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]
+
+
 @contextlib.contextmanager
 def threads(n=None):
     """Run the enclosed kernels with ``n`` Numba threads (default: the config's).
@@ -191,9 +220,9 @@ def threads(n=None):
     if n is None:
         n = get_config().threads
     if n is None:
-        yield numba.get_num_threads()
+        yield num_threads()
         return
-    old = numba.get_num_threads()
+    old = num_threads()
     want = max(1, min(int(n), numba.config.NUMBA_NUM_THREADS))
     if want == old:  # setting it costs microseconds, a small call's whole budget
         yield old
@@ -244,9 +273,7 @@ class Kernel:
         return self.sized(size)(*args)
 
     def sized(self, size):
-        import numba
-
-        if size >= PARALLEL_MIN and numba.get_num_threads() > 1:
+        if size >= PARALLEL_MIN and num_threads() > 1:
             return self.parallel
         return self.serial
 
