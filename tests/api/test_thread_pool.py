@@ -1,7 +1,8 @@
-"""Numba's thread pool starts with idle OpenMP workers that sleep at once, so
-that on a core shared with another process a finished worker does not keep
-spinning there; the wait policy is set only for the start, and a user's own
-setting wins."""
+"""Threads on shared cores: Numba's thread pool starts with idle OpenMP
+workers that sleep at once, so that on a core shared with another process a
+finished worker does not keep spinning there (the wait policy is set only for
+the start, and a user's own setting wins); a call whose thread count nobody
+chose takes only the cores no other task is running on."""
 
 import os
 import subprocess
@@ -79,3 +80,51 @@ def test_a_users_wait_policy_is_kept():
     assert got["env"] == "ACTIVE"
     if got["layer"] == "omp" and got["threads"] != "1":  # spinning, as the user asked
         assert got["asleep"] == "False"
+
+
+def test_an_unchosen_count_takes_only_the_free_cores(monkeypatch):
+    import numba
+
+    from nx_gpumatch import cpu
+    from nx_gpumatch.config import get_config
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one thread only")
+    monkeypatch.setattr(get_config(), "threads", None)
+    monkeypatch.setattr(cpu, "free_cores", lambda: 1)
+    with cpu.threads() as n:
+        assert n == 1 == numba.get_num_threads()
+    with cpu.threads(2) as n:  # chosen: kept, here and by the calls inside
+        assert n == 2
+        with cpu.threads() as m:
+            assert m == 2 == numba.get_num_threads()
+    monkeypatch.setattr(get_config(), "threads", 2)
+    with cpu.threads() as n:
+        assert n == 2
+    monkeypatch.setattr(get_config(), "threads", None)
+    monkeypatch.setattr(cpu, "free_cores", lambda: None)  # unknown: all threads
+    with cpu.threads() as n:
+        assert n == cpu.num_threads()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_free_cores_reads_the_runnable_tasks(monkeypatch):
+    from nx_gpumatch import cpu
+
+    cores = len(os.sched_getaffinity(0))
+    if cores != os.cpu_count():
+        assert cpu.free_cores() is None  # a CPU set: the machine-wide count says nothing
+        return
+
+    def loadavg(running):
+        return lambda *a, **k: __import__("io").BytesIO(f"0.5 0.4 0.3 {running}/200 42\n".encode())
+
+    monkeypatch.setattr(cpu, "open", loadavg(1), raising=False)  # only the asking thread
+    assert cpu.free_cores() == cores
+    monkeypatch.setattr(cpu, "open", loadavg(cores + 7), raising=False)
+    assert cpu.free_cores() == 1
+    monkeypatch.setattr(cpu, "open", loadavg(2), raising=False)
+    assert cpu.free_cores() == max(1, cores - 1)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    if os.cpu_count() > 1:
+        assert cpu.free_cores() is None
