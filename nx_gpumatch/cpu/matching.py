@@ -345,24 +345,32 @@ def sorted_adjacency(n, edge_src, edge_dst, order, num_usable):
     return ptr, nbr
 
 
-# Frontier rounds of at most this many matched vertices finish on one thread.
+# Once a round matches at most this many vertices, the rest runs on one thread.
 # A chain of ties (a path, a ring lattice with unit weights) matches one edge
-# per round; synchronous rounds over every vertex then cost O(n) each and O(n^2)
-# in all, and even rounds over the frontier would pay a fork-join each.
+# per round; rounds over every vertex then cost O(n) each and O(n^2) in all.
 SERIAL_FRONTIER = 2048
 
 
 def local_max_rounds(n, sptr, snbr):
     """Locally-dominant matching on rows sorted best-first (every vertex points
     at its best free neighbour; mutual pointers match): equals the greedy
-    matching. After a first round over every vertex, only the vertices that
-    pointed at a vertex just matched look again, so the whole run reads each
-    row O(1) times, however many rounds the ties make."""
+    matching, in rounds. A round either updates every vertex still looking
+    (pull) or only those that pointed at a vertex just matched (push: the
+    rows of the vertices just matched are read), whichever reads less, and
+    once a round matches few vertices the rest runs on one thread, pushing
+    from one matched vertex at a time: each row is read O(1) times in pushes,
+    however many rounds the ties make."""
     mate, head, cand, frontier = _first_round(n, sptr, snbr)
+    looking = np.flatnonzero((mate < 0) & (cand >= 0))
     mark = np.zeros(n, np.bool_)
     while frontier.shape[0] > SERIAL_FRONTIER:
-        step = _frontier_round.sized(frontier.shape[0])
-        frontier = step(frontier, sptr, snbr, head, cand, mate, mark)
+        push = _row_lengths(frontier, sptr)
+        if looking.shape[0] <= push:
+            step = _pull_round.sized(looking.shape[0])
+            looking, frontier = step(looking, sptr, snbr, head, cand, mate)
+        else:
+            step = _push_round.sized(push)
+            frontier = step(frontier, sptr, snbr, head, cand, mate, mark)
     _finish(frontier, sptr, snbr, head, cand, mate)
     return mate
 
@@ -383,6 +391,35 @@ def _first_round(n, sptr, snbr):
     return mate, head, cand, np.flatnonzero(mate >= 0)
 
 
+@njit(cache=True)
+def _row_lengths(vertices, sptr):
+    total = 0
+    for i in range(vertices.shape[0]):
+        total += sptr[vertices[i] + 1] - sptr[vertices[i]]
+    return total
+
+
+@kernel
+def _pull_round(looking, sptr, snbr, head, cand, mate):
+    """Every free vertex of ``looking`` (a superset of those with a
+    candidate) finds its best free neighbour; mutual pairs match. Returns
+    (the vertices still looking, those matched now)."""
+    live = looking[mate[looking] < 0]
+    # mate[] is only read here, so every thread sees the same matched set.
+    for i in prange(live.shape[0]):
+        u = live[i]
+        cand[u] = _next_candidate(u, sptr, snbr, head, mate)
+    # Both ends of a mutual pair are live; the smaller writes it.
+    for i in prange(live.shape[0]):
+        u = live[i]
+        c = cand[u]
+        if c > u and cand[c] == u:
+            mate[u] = c
+            mate[c] = u
+    matched = mate[live] >= 0
+    return live[~matched & (cand[live] >= 0)], live[matched]
+
+
 @njit(cache=True, inline="always")
 def _next_candidate(y, sptr, snbr, head, mate):
     """y's best neighbour not matched yet (-1: none), moving y's head past the
@@ -396,7 +433,7 @@ def _next_candidate(y, sptr, snbr, head, mate):
 
 
 @kernel
-def _frontier_round(frontier, sptr, snbr, head, cand, mate, mark):
+def _push_round(frontier, sptr, snbr, head, cand, mate, mark):
     """One parallel round: the free vertices that pointed at a vertex of
     ``frontier`` (just matched) find their next candidate, and mutual pairs
     among them match. Returns the vertices matched in this round."""

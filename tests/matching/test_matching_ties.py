@@ -88,13 +88,19 @@ def test_every_suitor_mode_equals_the_sorted_greedy(shape, nthreads):
         assert gm.max_weight_matching(g, algorithm=algo).tolist() == ref, algo
 
 
+@pytest.mark.parametrize("rounds", ["pull", "push", "either"])
 @pytest.mark.parametrize("frontier", [0, 16, 1 << 30])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_local_max_frontier_rounds_and_serial_finish(shape, frontier, nthreads, monkeypatch):
-    """Every frontier round on threads (0), a mix (16), or all after the first
-    round on one thread (1 << 30): the same greedy matching."""
+def test_local_max_rounds_and_serial_finish(shape, frontier, rounds, nthreads, monkeypatch):
+    """Every round on threads (frontier 0), a mix (16), or all after the first
+    one on one thread (1 << 30); rounds that pull, push or choose: the same
+    greedy matching."""
     g = SHAPES[shape]()
     monkeypatch.setattr(M, "SERIAL_FRONTIER", frontier)
+    if rounds != "either":
+        lengths = M._row_lengths
+        cost = {"pull": lambda f, p: 1 << 62, "push": lambda f, p: -1}[rounds]
+        monkeypatch.setattr(M, "_row_lengths", lambda f, p: (lengths(f, p), cost(f, p))[1])
     sptr, snbr = M.sorted_adjacency(
         g.num_nodes, g.edge_src, g.edge_dst, g.edge_order(), g.num_usable()
     )
