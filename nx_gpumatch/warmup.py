@@ -147,10 +147,10 @@ COLD_SECONDS = {
 def estimate(families=None, threads=None):
     """Seconds warmup of ``families`` (default: all) takes on an empty cache, from
     :data:`COLD_SECONDS`; a cached family loads in well under a second."""
-    import numba
+    from nx_gpumatch import cpu
 
     names = list(FAMILIES) if families is None else list(families)
-    threads = numba.get_num_threads() if threads is None else threads
+    threads = cpu.num_threads() if threads is None else threads
     total = sum(COLD_SECONDS.get(f, 10) for f in names)
     return total if threads > 1 else total / 2
 
@@ -177,8 +177,6 @@ def warmup(families=None, *, progress=True):
     it first prints (on stderr) how long it takes (:func:`announce`). Returns a dict
     family -> seconds taken (families this version does not have are left out).
     """
-    import numba
-
     progress = check_bool(progress, "progress")
     from tqdm import tqdm
 
@@ -197,7 +195,7 @@ def warmup(families=None, *, progress=True):
         t = time.perf_counter()
         with cpu.interpreted(False):  # compile, even where small calls run interpreted
             ok = FAMILIES[name](False)
-            if ok and numba.get_num_threads() > 1:
+            if ok and cpu.num_threads() > 1:
                 FAMILIES[name](True)  # the threaded builds
         if ok:
             times[name] = time.perf_counter() - t

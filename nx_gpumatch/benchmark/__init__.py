@@ -23,6 +23,7 @@ PROBLEMS = (
     "scaling",
     "cpm",
     "realgraphs",
+    "busy_core",
 )
 # Anchor packages (the 'bench' extra) each benchmark imports, checked before it
 # measures anything: a missing one would otherwise end the run midway.

@@ -8,6 +8,7 @@ kernel modules do.
 
 import contextlib
 import contextvars
+import os
 import time
 import types
 import warnings
@@ -179,30 +180,91 @@ def threads_for(size, n=None):
     return 1 if size < PARALLEL_MIN else n
 
 
+_POOL = []  # True once Numba's thread pool is started through num_threads
+
+
+def num_threads():
+    """``numba.get_num_threads()``, starting Numba's thread pool on the first
+    call with idle OpenMP workers that sleep at once (``OMP_WAIT_POLICY=PASSIVE``
+    for this start only, unless the user set a policy). The OpenMP default
+    keeps a worker spinning for milliseconds after each parallel loop; on a
+    core another process also needs, that worker takes the other process's
+    time, and the next parallel loop then waits for the worker to be scheduled
+    again: the package's 2-thread calls took several times their 1-thread time
+    with two other busy processes on 2 cores, and the same with passive workers."""
+    import numba
+
+    if _POOL:
+        return numba.get_num_threads()
+    _POOL.append(True)
+    if "OMP_WAIT_POLICY" in os.environ:
+        return numba.get_num_threads()
+    # The OpenMP runtime reads its settings when it loads, which is here; the
+    # variable is taken back at once, so subprocesses and libraries never see it.
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        return numba.get_num_threads()
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]
+
+
+# True inside threads(n) with a count the caller chose: inner calls keep it.
+_CHOSEN = contextvars.ContextVar("nx_gpumatch_threads_chosen", default=False)
+
+
+def free_cores():
+    """Cores no other task is running on right now (at least 1), from Linux's
+    count of runnable tasks (``/proc/loadavg``) less the thread asking; None
+    where that cannot say: not Linux, or a process held to a subset of the
+    machine's CPUs (the count is machine-wide)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+        if cpus != os.cpu_count():
+            return None
+        with open("/proc/loadavg", "rb") as f:
+            running = int(f.read().split()[3].split(b"/")[0])
+    except (AttributeError, OSError, ValueError, IndexError):
+        return None
+    return max(1, cpus - (running - 1))
+
+
 @contextlib.contextmanager
 def threads(n=None):
     """Run the enclosed kernels with ``n`` Numba threads (default: the config's).
 
     Capped at the size of Numba's pool; results never depend on the count.
+    With no count chosen (here, in the config or by an enclosing call), the
+    call takes only the cores no other process is running on
+    (:func:`free_cores`): a thread on a core another process keeps busy makes
+    every parallel loop wait for its turn there, so one core free runs faster
+    on one thread than on two.
     """
     import numba
 
     check_threads(n)
     if n is None:
         n = get_config().threads
+    chosen = n is not None
     if n is None:
-        yield numba.get_num_threads()
-        return
-    old = numba.get_num_threads()
+        have = num_threads()
+        free = None if _CHOSEN.get() or have < 2 else free_cores()
+        if free is None or free >= have:
+            yield have
+            return
+        n = free
+    old = num_threads()
     want = max(1, min(int(n), numba.config.NUMBA_NUM_THREADS))
-    if want == old:  # setting it costs microseconds, a small call's whole budget
-        yield old
-        return
-    numba.set_num_threads(want)
+    change = want != old  # setting it costs microseconds, a small call's whole budget
+    if change:
+        numba.set_num_threads(want)
+    token = _CHOSEN.set(True) if chosen else None
     try:
-        yield numba.get_num_threads()
+        yield want
     finally:
-        numba.set_num_threads(old)
+        if token is not None:
+            _CHOSEN.reset(token)
+        if change:
+            numba.set_num_threads(old)
 
 
 @contextlib.contextmanager
@@ -244,9 +306,7 @@ class Kernel:
         return self.sized(size)(*args)
 
     def sized(self, size):
-        import numba
-
-        if size >= PARALLEL_MIN and numba.get_num_threads() > 1:
+        if size >= PARALLEL_MIN and num_threads() > 1:
             return self.parallel
         return self.serial
 

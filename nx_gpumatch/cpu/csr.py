@@ -101,52 +101,94 @@ def gather_int32(values, idx):
 def edge_order(weight):
     """Edge ids best-first: weight descending, ties by edge id (= (src, dst) order).
 
-    Exact for any float64 weights. Sorting plain uint64 values is far faster than
-    an argsort, so each edge becomes one 64-bit key: the top 32 bits of its weight
-    (mapped to an order-preserving unsigned integer, complemented for descending
-    order) above its 32-bit id. That sorts by coarse weight, then id; edges whose
-    weights agree in the top 32 bits but differ below are then put right by
-    :func:`_fix_groups`.
+    Exact for any float64 weights. Each edge gets a 32-bit key, the top half of
+    its weight's order-preserving bit pattern, complemented for descending
+    order; a stable radix sort of the keys orders the edges by coarse weight,
+    then id, and edges whose weights agree in the top 32 bits but differ below
+    are then put right by :func:`_fix_groups`. The radix sort skips every digit
+    that all keys share, so unit weights cost one pass over the keys and small
+    integers two sorting passes: the inputs where ties are the rule.
     """
     m = weight.shape[0]
     if m == 0:
         return np.empty(0, np.int64)
     w = np.ascontiguousarray(weight, np.float64) + 0.0  # -0.0 becomes 0.0
-    bits = w.view(np.uint64)
-    sign = np.uint64(1) << np.uint64(63)
-    ordered = np.where(bits & sign, ~bits, bits | sign)  # unsigned order == float order
-    keys = ((~ordered) >> np.uint64(32)) << np.uint64(32)
-    keys |= np.arange(m, dtype=np.uint64)
-    keys.sort()
     with run("graph", m):
-        order, ok = _fix_groups(keys, w)
+        order, keys = _radix_order(_coarse_keys(w))
+        ok = _fix_groups(keys, order, w)
     if not ok:
         order = np.argsort(-w, kind="stable")
     return order
 
 
 @kernel
-def _fix_groups(keys, w):
+def _coarse_keys(w):
+    bits = w.view(np.uint64)
+    sign = np.uint64(1) << np.uint64(63)
+    out = np.empty(w.shape[0], np.uint32)
+    for i in prange(w.shape[0]):
+        b = bits[i]
+        ordered = ~b if b & sign else b | sign  # unsigned order == float order
+        out[i] = np.uint32((~ordered) >> np.uint64(32))
+    return out
+
+
+@njit(cache=True)
+def _radix_order(keys):
+    """(order, keys[order]): the stable order of ``keys`` (uint32), by
+    least-significant-digit radix sort on bytes; digits every key shares are
+    skipped."""
     m = keys.shape[0]
-    low = np.uint64(0xFFFFFFFF)
-    order = np.empty(m, np.int64)
+    count = np.zeros((4, 256), np.int64)
+    for i in range(m):
+        k = keys[i]
+        for d in range(4):
+            count[d, (k >> np.uint32(8 * d)) & np.uint32(255)] += 1
+    order = np.arange(m)
+    ks = keys.copy()
+    o2 = np.empty(m, np.int64)
+    k2 = np.empty(m, np.uint32)
+    start = np.empty(256, np.int64)
+    for d in range(4):
+        if count[d].max() == m:
+            continue
+        total = 0
+        for b in range(256):
+            start[b] = total
+            total += count[d, b]
+        shift = np.uint32(8 * d)
+        for i in range(m):
+            b = (ks[i] >> shift) & np.uint32(255)
+            p = start[b]
+            o2[p] = order[i]
+            k2[p] = ks[i]
+            start[b] = p + 1
+        order, o2 = o2, order
+        ks, k2 = k2, ks
+    return order, ks
+
+
+@kernel
+def _fix_groups(keys, order, w):
+    """Put each group of equal coarse keys (ids ascending in it) in weight
+    order; False if a large group is out of order (left for the caller)."""
+    m = keys.shape[0]
     ws = np.empty(m, np.float64)  # weights in sorted order: the fix-up reads them sequentially
     for i in prange(m):
-        e = np.int64(keys[i] & low)
-        order[i] = e
-        ws[i] = w[e]
+        ws[i] = w[order[i]]
     # Chunks for the threads, each starting at a group start so no group is split.
     nchunk = 64
     starts = np.empty(nchunk + 1, np.int64)
-    for c in range(nchunk + 1):
-        b = min(m, c * ((m + nchunk - 1) // nchunk))
-        while 0 < b < m and (keys[b] >> np.uint64(32)) == (keys[b - 1] >> np.uint64(32)):
+    starts[0] = 0
+    for c in range(1, nchunk + 1):
+        b = max(starts[c - 1], min(m, c * ((m + nchunk - 1) // nchunk)))
+        while 0 < b < m and keys[b] == keys[b - 1]:
             b += 1
         starts[c] = b
     bad = 0
     for c in prange(nchunk):
         bad += _fix_range(keys, order, ws, starts[c], starts[c + 1])
-    return order, bad == 0
+    return bad == 0
 
 
 @njit(cache=True)
@@ -155,9 +197,9 @@ def _fix_range(keys, order, ws, i, end):
     is out of order (left for the caller), else 0."""
     bad = 0
     while i < end:
-        hi = keys[i] >> np.uint64(32)
+        hi = keys[i]
         j = i + 1
-        while j < keys.shape[0] and (keys[j] >> np.uint64(32)) == hi:
+        while j < keys.shape[0] and keys[j] == hi:
             j += 1
         sorted_ok = True
         for k in range(i + 1, j):

@@ -9,12 +9,11 @@ never used.
 Results are ``mate`` arrays: mate[v] is v's partner, -1 if unmatched.
 """
 
-import numba
 import numpy as np
 from numba import prange
 
 from nx_gpumatch._constants import NO_RANK, P_BLUE
-from nx_gpumatch.cpu import kernel, njit
+from nx_gpumatch.cpu import kernel, njit, num_threads
 from nx_gpumatch.cpu.atomics import atomic_add, cas, prefetch
 from nx_gpumatch.cpu.random import counter_hash
 
@@ -44,6 +43,33 @@ def greedy(n, edge_src, edge_dst, order, num_usable):
 EMPTY = np.uint64(0xFFFFFFFF_FFFFFFFF)
 LOW32 = np.uint64(0xFFFFFFFF)
 AHEAD = 16
+
+# What the weights allow the scan to skip (weight_mode). Unit and small-integer
+# weights, the common networkx inputs, tie on almost every comparison: where
+# every key is exact, equal keys mean equal weights and the edge order falls to
+# the pairs without a lookup; where all weights are one positive value, a sorted
+# row's first neighbour that accepts is its best, and the scan stops there.
+GENERAL = 0
+EXACT_KEYS = 1  # every positive weight has zero low 32 bits
+CONSTANT = 2  # every weight is the same positive value (implies EXACT_KEYS)
+
+
+@kernel
+def weight_mode(w):
+    """GENERAL, EXACT_KEYS or CONSTANT for the edge weights ``w`` (float64)."""
+    m = w.shape[0]
+    bits = w.view(np.uint64)
+    w0 = w[0] if m else 0.0
+    inexact = 0
+    differ = 0
+    for i in prange(m):
+        if w[i] > 0 and (bits[i] & LOW32) != 0:
+            inexact += 1
+        if w[i] != w0:
+            differ += 1
+    if m and differ == 0 and w0 > 0:
+        return CONSTANT
+    return EXACT_KEYS if inexact == 0 else GENERAL
 
 
 @njit(cache=True, inline="always")
@@ -82,7 +108,7 @@ def arc_weight(indptr, indices, weights, v, s):
 
 
 @njit(cache=True, inline="always")
-def _offer_beats(word, key, w, cur, v, indptr, indices, weights):
+def _offer_beats(word, key, w, cur, v, indptr, indices, weights, mode):
     """Does cur's offer (weight w, coarse key) beat the offer held in word at v?"""
     k2 = word >> np.uint64(32)
     if key != k2:
@@ -90,11 +116,56 @@ def _offer_beats(word, key, w, cur, v, indptr, indices, weights):
     if word == EMPTY:
         return True
     s = np.int64(word & LOW32)
+    if mode != GENERAL:  # equal exact keys: equal weights
+        return pair_less(cur, v, s, v)
     return beats(w, cur, v, arc_weight(indptr, indices, weights, v, s), s, v)
 
 
+@njit(cache=True, inline="always")
+def _best_accepting(cur, lim_k, indptr, indices, weights, wbits, word, ahead_end, mode):
+    """(v, w, key) of the best edge of cur's row whose word accepts cur, or
+    (-1, 0, EMPTY). Edges with keys below lim_k are not tried."""
+    best_v = np.int64(-1)
+    best_w = 0.0
+    best_k = EMPTY
+    for p in range(indptr[cur], indptr[cur + 1]):
+        # Words are read at random; ask for the one AHEAD arcs on early. This
+        # runs on up to ahead_end, past the row's end when the next rows are
+        # scanned next (reading indices[] of a row at random would stall).
+        if p + AHEAD < ahead_end:
+            prefetch(word, indices[p + AHEAD])
+        w = weights[p]
+        if w < best_w:  # also skips weights <= 0: best_w starts at 0
+            continue
+        v = np.int64(indices[p])
+        if w == best_w and (best_v < 0 or not pair_less(cur, v, cur, best_v)):
+            continue
+        key = coarse_key(wbits[p])
+        if key < lim_k:
+            continue
+        # Stale reads are safe: a word only ever improves, so a stale one can
+        # only let cur try and then lose at the CAS below.
+        if _offer_beats(word[v], key, w, cur, v, indptr, indices, weights, mode):
+            best_v, best_w, best_k = v, w, key
+    return best_v, best_w, best_k
+
+
+@njit(cache=True, inline="always")
+def _first_accepting(cur, indptr, indices, word):
+    """The same for CONSTANT weights: every word holds the one key (or is
+    EMPTY), so only pairs are compared and no weight is read; rows are sorted
+    by id, so in the edge order, and the first neighbour that accepts cur is
+    its best (the rest of the row is not read)."""
+    for p in range(indptr[cur], indptr[cur + 1]):
+        v = np.int64(indices[p])
+        held = word[v]
+        if held == EMPTY or pair_less(cur, v, np.int64(held & LOW32), v):
+            return v
+    return np.int64(-1)
+
+
 @njit(cache=True)
-def _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, ahead_end):
+def _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, ahead_end, mode):
     """Scan cur's row and win the best edge whose word accepts cur.
 
     Returns the vertex this displaced (-1 if none: cur found a free partner or
@@ -106,33 +177,18 @@ def _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, ahead_end):
     word that held it, no weight lookup) and skipping only strictly smaller keys
     is conservative: an edge let through is merely refused again."""
     while True:
-        best_v = np.int64(-1)
-        best_w = 0.0
-        best_k = EMPTY
-        for p in range(indptr[cur], indptr[cur + 1]):
-            # Words are read at random; ask for the one AHEAD arcs on early. This
-            # runs on up to ahead_end, past the row's end when the next rows are
-            # scanned next (reading indices[] of a row at random would stall).
-            if p + AHEAD < ahead_end:
-                prefetch(word, indices[p + AHEAD])
-            w = weights[p]
-            if w < best_w:  # also skips weights <= 0: best_w starts at 0
-                continue
-            v = np.int64(indices[p])
-            if w == best_w and (best_v < 0 or not pair_less(cur, v, cur, best_v)):
-                continue
-            key = coarse_key(wbits[p])
-            if key < lim_k:
-                continue
-            # Stale reads are safe: a word only ever improves, so a stale one can
-            # only let cur try and then lose at the CAS below.
-            if _offer_beats(word[v], key, w, cur, v, indptr, indices, weights):
-                best_v, best_w, best_k = v, w, key
+        if mode == CONSTANT:
+            best_v = _first_accepting(cur, indptr, indices, word)
+            best_w, best_k = weights[0], coarse_key(wbits[0])
+        else:
+            best_v, best_w, best_k = _best_accepting(
+                cur, lim_k, indptr, indices, weights, wbits, word, ahead_end, mode
+            )
         if best_v < 0:
             return np.int64(-1), lim_k
         offer = (best_k << np.uint64(32)) | np.uint64(cur)
         seen = word[best_v]
-        while _offer_beats(seen, best_k, best_w, cur, best_v, indptr, indices, weights):
+        while _offer_beats(seen, best_k, best_w, cur, best_v, indptr, indices, weights, mode):
             got = cas(word, best_v, seen, offer)
             if got == seen:
                 if seen == EMPTY:
@@ -156,7 +212,7 @@ SUITOR_BLOCK = 4096
 
 
 @njit(cache=True)
-def _suitor_block(lo, hi, indptr, indices, weights, wbits, word):
+def _suitor_block(lo, hi, indptr, indices, weights, wbits, word, mode):
     total = indptr[indptr.shape[0] - 1]
     mask = RING - 1
     ring_v = np.empty(RING, np.int64)
@@ -181,7 +237,7 @@ def _suitor_block(lo, hi, indptr, indices, weights, wbits, word):
             ahead_end = total
         else:
             return
-        d, d_k = _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, ahead_end)
+        d, d_k = _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, ahead_end, mode)
         t += 1
         if d >= 0:
             prefetch(indptr, d)
@@ -214,18 +270,18 @@ def _suitor_block(lo, hi, indptr, indices, weights, wbits, word):
 
 
 @njit(cache=True)
-def _suitor_worker(claimed, num_blocks, size, indptr, indices, weights, wbits, word):
+def _suitor_worker(claimed, num_blocks, size, indptr, indices, weights, wbits, word, mode):
     n = word.shape[0]
     while True:
         b = atomic_add(claimed, 0, 1)
         if b >= num_blocks:
             return
         lo = b * size
-        _suitor_block(lo, min(lo + size, n), indptr, indices, weights, wbits, word)
+        _suitor_block(lo, min(lo + size, n), indptr, indices, weights, wbits, word, mode)
 
 
 @kernel
-def _suitor_run(n, indptr, indices, weights, wbits, word, workers):
+def _suitor_run(n, indptr, indices, weights, wbits, word, workers, mode):
     # Each worker claims the next block of vertices until none are left, so a
     # thread slowed by hub rows or by another process on its core does less of
     # the work instead of holding up the end. Small graphs get small blocks, so
@@ -234,7 +290,7 @@ def _suitor_run(n, indptr, indices, weights, wbits, word, workers):
     num_blocks = (n + size - 1) // size
     claimed = np.zeros(1, np.int64)
     for _ in prange(workers):
-        _suitor_worker(claimed, num_blocks, size, indptr, indices, weights, wbits, word)
+        _suitor_worker(claimed, num_blocks, size, indptr, indices, weights, wbits, word, mode)
 
 
 @kernel
@@ -252,11 +308,13 @@ def _mates_from_words(word):
     return mate
 
 
-def suitor(n, indptr, indices, weights):
-    """Parallel lock-free Suitor (Manne and Halappanavar 2014): equals the greedy matching."""
+def suitor(n, indptr, indices, weights, mode=GENERAL):
+    """Parallel lock-free Suitor (Manne and Halappanavar 2014): equals the greedy
+    matching. ``mode``: what :func:`weight_mode` says of the weights (rows must
+    be sorted by id); GENERAL is right for any weights."""
     word = np.full(n, EMPTY, np.uint64)
     wbits = weights.view(np.uint64)
-    _suitor_run(n, indptr, indices, weights, wbits, word, numba.get_num_threads())
+    _suitor_run(n, indptr, indices, weights, wbits, word, num_threads(), mode)
     return _mates_from_words(word)
 
 
@@ -287,42 +345,163 @@ def sorted_adjacency(n, edge_src, edge_dst, order, num_usable):
     return ptr, nbr
 
 
-@kernel
+# Once a round matches at most this many vertices, the rest runs on one thread.
+# A chain of ties (a path, a ring lattice with unit weights) matches one edge
+# per round; rounds over every vertex then cost O(n) each and O(n^2) in all.
+SERIAL_FRONTIER = 2048
+
+
 def local_max_rounds(n, sptr, snbr):
-    """Round-parallel locally-dominant matching on rows sorted best-first: equals
-    the greedy matching."""
+    """Locally-dominant matching on rows sorted best-first (every vertex points
+    at its best free neighbour; mutual pointers match): equals the greedy
+    matching, in rounds. A round either updates every vertex still looking
+    (pull) or only those that pointed at a vertex just matched (push: the
+    rows of the vertices just matched are read), whichever reads less, and
+    once a round matches few vertices the rest runs on one thread, pushing
+    from one matched vertex at a time: each row is read O(1) times in pushes,
+    however many rounds the ties make."""
+    mate, head, cand, frontier = _first_round(n, sptr, snbr)
+    looking = np.flatnonzero((mate < 0) & (cand >= 0))
+    mark = np.zeros(n, np.bool_)
+    while frontier.shape[0] > SERIAL_FRONTIER:
+        push = _row_lengths(frontier, sptr)
+        if looking.shape[0] <= push:
+            step = _pull_round.sized(looking.shape[0])
+            looking, frontier = step(looking, sptr, snbr, head, cand, mate)
+        else:
+            step = _push_round.sized(push)
+            frontier = step(frontier, sptr, snbr, head, cand, mate, mark)
+    _finish(frontier, sptr, snbr, head, cand, mate)
+    return mate
+
+
+@kernel
+def _first_round(n, sptr, snbr):
     mate = np.full(n, -1, np.int64)
     head = sptr[:-1].copy()  # next candidate of each row; only moves forward
     cand = np.full(n, -1, np.int64)
-    active = np.arange(n)
-    k = n
-    while k > 0:
-        # Phase 1: each active vertex points at its best unmatched neighbour.
-        # Only mate[] of other vertices is read and it is not written here.
-        for i in prange(k):
-            u = active[i]
-            h = head[u]
-            end = sptr[u + 1]
-            while h < end and mate[snbr[h]] >= 0:
-                h += 1
-            head[u] = h
-            cand[u] = snbr[h] if h < end else -1
-        # Phase 2: mutual pointers are locally dominant edges; match them. Each
-        # pair is written by its smaller end only, so writes never collide.
-        for i in prange(k):
-            u = active[i]
-            c = cand[u]
-            if c > u and cand[c] == u:
-                mate[u] = c
-                mate[c] = u
-        j = 0
-        for i in range(k):
-            u = active[i]
-            if mate[u] < 0 and cand[u] >= 0:
-                active[j] = u
-                j += 1
-        k = j
-    return mate
+    for u in prange(n):
+        cand[u] = snbr[head[u]] if head[u] < sptr[u + 1] else -1
+    # Each pair is written by its smaller end only, so writes never collide.
+    for u in prange(n):
+        c = cand[u]
+        if c > u and cand[c] == u:
+            mate[u] = c
+            mate[c] = u
+    return mate, head, cand, np.flatnonzero(mate >= 0)
+
+
+@njit(cache=True)
+def _row_lengths(vertices, sptr):
+    total = 0
+    for i in range(vertices.shape[0]):
+        total += sptr[vertices[i] + 1] - sptr[vertices[i]]
+    return total
+
+
+@kernel
+def _pull_round(looking, sptr, snbr, head, cand, mate):
+    """Every free vertex of ``looking`` (a superset of those with a
+    candidate) finds its best free neighbour; mutual pairs match. Returns
+    (the vertices still looking, those matched now)."""
+    live = looking[mate[looking] < 0]
+    # mate[] is only read here, so every thread sees the same matched set.
+    for i in prange(live.shape[0]):
+        u = live[i]
+        cand[u] = _next_candidate(u, sptr, snbr, head, mate)
+    # Both ends of a mutual pair are live; the smaller writes it.
+    for i in prange(live.shape[0]):
+        u = live[i]
+        c = cand[u]
+        if c > u and cand[c] == u:
+            mate[u] = c
+            mate[c] = u
+    matched = mate[live] >= 0
+    return live[~matched & (cand[live] >= 0)], live[matched]
+
+
+@njit(cache=True, inline="always")
+def _next_candidate(y, sptr, snbr, head, mate):
+    """y's best neighbour not matched yet (-1: none), moving y's head past the
+    matched ones: mate[] only gains entries, so they never come back."""
+    h = head[y]
+    end = sptr[y + 1]
+    while h < end and mate[snbr[h]] >= 0:
+        h += 1
+    head[y] = h
+    return snbr[h] if h < end else -1
+
+
+@kernel
+def _push_round(frontier, sptr, snbr, head, cand, mate, mark):
+    """One parallel round: the free vertices that pointed at a vertex of
+    ``frontier`` (just matched) find their next candidate, and mutual pairs
+    among them match. Returns the vertices matched in this round."""
+    # mark[y]: y must look again. Threads may mark one y together; all store True.
+    for i in prange(frontier.shape[0]):
+        x = frontier[i]
+        for p in range(sptr[x], sptr[x + 1]):
+            y = snbr[p]
+            if mate[y] < 0 and cand[y] == x:
+                mark[y] = True
+    again = np.flatnonzero(mark)
+    # mate[] is only read here, so every thread sees the same matched set.
+    for i in prange(again.shape[0]):
+        y = again[i]
+        cand[y] = _next_candidate(y, sptr, snbr, head, mate)
+    # A pair is written by its end that looked again, the smaller if both did.
+    for i in prange(again.shape[0]):
+        y = again[i]
+        c = cand[y]
+        if c >= 0 and cand[c] == y and (y < c or not mark[c]):
+            mate[y] = c
+            mate[c] = y
+    k = 0
+    for i in range(again.shape[0]):
+        y = again[i]
+        if mate[y] >= 0:
+            k += 1 if mark[mate[y]] else 2
+    out = np.empty(k, np.int64)
+    k = 0
+    for i in range(again.shape[0]):
+        y = again[i]
+        if mate[y] >= 0:
+            out[k] = y
+            k += 1
+            if not mark[mate[y]]:
+                out[k] = mate[y]
+                k += 1
+    for i in range(again.shape[0]):
+        mark[again[i]] = False
+    return out
+
+
+@njit(cache=True)
+def _finish(frontier, sptr, snbr, head, cand, mate):
+    """The remaining rounds on one thread, one matched vertex at a time (the
+    locally-dominant edges are the same in any order)."""
+    stack = np.empty(max(2 * frontier.shape[0], 16), np.int64)
+    top = frontier.shape[0]
+    stack[:top] = frontier
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        for p in range(sptr[x], sptr[x + 1]):
+            y = snbr[p]
+            if mate[y] >= 0 or cand[y] != x:
+                continue
+            c = _next_candidate(y, sptr, snbr, head, mate)
+            cand[y] = c
+            if c >= 0 and cand[c] == y:
+                mate[y] = c
+                mate[c] = y
+                if top + 2 > stack.shape[0]:
+                    grown = np.empty(2 * stack.shape[0], np.int64)
+                    grown[:top] = stack[:top]
+                    stack = grown
+                stack[top] = y
+                stack[top + 1] = c
+                top += 2
 
 
 # ---------------------------------------------------------------- red-blue
@@ -433,22 +612,29 @@ def red_blue(n, indptr, indices, arc_rank, seed, weighted=True, max_rounds=1 << 
     return _red_blue_rounds(n, indptr, indices, arc_rank, np.uint64(seed), weighted, max_rounds)
 
 
+def _best_first_rows(graph, mode):
+    """Each row's usable neighbours best-first, (indptr, indices). With one
+    positive weight for all edges, the CSR's rows (sorted by id) already are."""
+    if mode == CONSTANT:
+        return graph.indptr, graph.indices
+    n, usable = graph.num_nodes, graph.num_usable()
+    return sorted_adjacency(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
+
+
 def run(graph, algorithm, *, seed=0, select="weighted"):
     """Mate array of ``graph`` (an :class:`nx_gpumatch.Graph`), the entry the
     GPU engine's ``run`` also offers: ``algorithm`` "suitor", "greedy",
     "local_max" or "red_blue" (``seed``, ``select`` = "weighted" or "random").
     The caller sets the thread count (``nx_gpumatch.cpu.run``)."""
     n = graph.num_nodes
+    mode = graph.cached("weight_mode", lambda: weight_mode(graph.edge_weight))
     if algorithm == "suitor":
-        return suitor(n, graph.indptr, graph.indices, graph.weights)
+        return suitor(n, graph.indptr, graph.indices, graph.weights, mode)
     usable = graph.num_usable()
     if algorithm == "greedy":
         return greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
     if algorithm == "local_max":
-        adj = graph.cached(
-            "sorted_adjacency",
-            lambda: sorted_adjacency(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable),
-        )
+        adj = graph.cached("sorted_adjacency", lambda: _best_first_rows(graph, mode))
         return local_max_rounds(n, *adj)
     if algorithm == "red_blue":
         mate, _rounds = red_blue(

@@ -2,7 +2,6 @@
 
 import time
 
-import numba
 import numpy as np
 from numba import prange
 
@@ -17,7 +16,7 @@ from nx_gpumatch.community.schedule import (
     degree_buckets,
     vertex_order,
 )
-from nx_gpumatch.cpu import njit
+from nx_gpumatch.cpu import njit, num_threads
 from nx_gpumatch.cpu.louvain.aggregation import aggregate, aggregate_1, own_buffers, renumber
 from nx_gpumatch.cpu.louvain.constants import (
     _CHUNKS_PER_THREAD,
@@ -46,9 +45,7 @@ def _touch(x):
 def parallel_min_arcs_now(floor=PARALLEL_MIN_ARCS):
     """Smallest batch worth the threads now: ``floor``, or more when starting
     a parallel loop is slow (median of a few empty ones)."""
-    import numba
-
-    if numba.get_num_threads() < 2:
+    if num_threads() < 2:
         return floor
     x = np.zeros(64, np.int64)
     _touch(x)
@@ -63,9 +60,7 @@ def parallel_min_arcs_now(floor=PARALLEL_MIN_ARCS):
 def _thread_rows(pos):
     """Scratch rows for every thread of the next parallel loops (numba's
     get_thread_id() stays below get_num_threads()), and the work units."""
-    import numba
-
-    threads = numba.get_num_threads()
+    threads = num_threads()
     if pos.shape[0] < threads:
         pos = np.full((threads, pos.shape[1]), -1, np.int32)
     return pos, (_CHUNKS_PER_THREAD * threads if threads > 1 else 1)
@@ -119,7 +114,7 @@ class LouvainEngine(CommunityEngine):
         # Graphs too small for threads run kernels compiled without them: a first
         # call then compiles no parallel kernel (most of a cold start).
         par_floor = PARALLEL_MIN_ARCS if parallel_min_arcs is None else parallel_min_arcs
-        self.threaded = numba.get_num_threads() > 1 and indices.shape[0] >= min(
+        self.threaded = num_threads() > 1 and indices.shape[0] >= min(
             rule.sequential_arcs, par_floor
         )
         self._optimise = optimise if self.threaded else optimise_1

@@ -1,0 +1,155 @@
+"""Tie-heavy weights (unit, small integers), where the edge order falls to the
+vertex ids: the shortcuts the weights allow (weight_mode), the frontier rounds
+of local max (a chain of ties matches one edge per round), the radix edge
+order and the id map of the compaction. Every result equals the sorted greedy."""
+
+import time
+
+import numpy as np
+import pytest
+
+import nx_gpumatch as gm
+from nx_gpumatch import generators as G
+from nx_gpumatch.algorithms._compact import Compaction
+from nx_gpumatch.cpu import csr
+from nx_gpumatch.cpu import matching as M
+from nx_gpumatch.graph import Graph
+from tests.support.reference import greedy_mate
+
+
+def _graph(src, dst, w, n):
+    return Graph.from_arrays(np.asarray(src), np.asarray(dst), np.asarray(w, float), num_nodes=n)
+
+
+def path(n, w=1.0):
+    return _graph(np.arange(n - 1), np.arange(1, n), np.full(n - 1, w), n)
+
+
+def ring_lattice(n, k):
+    """Each vertex joined to its k nearest on each side: unit weights make
+    chains of locally dominant edges as long as the ring."""
+    src = np.repeat(np.arange(n), k)
+    dst = (src + np.tile(np.arange(1, k + 1), n)) % n
+    return _graph(src, dst, np.ones(n * k), n)
+
+
+def star(leaves):
+    return _graph(np.zeros(leaves, int), np.arange(1, leaves + 1), np.ones(leaves), leaves + 1)
+
+
+def grid(side):
+    idx = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
+    dst = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
+    return _graph(src, dst, np.ones(src.shape[0]), side * side)
+
+
+SHAPES = {
+    "path": lambda: path(3001),
+    "ring_lattice": lambda: ring_lattice(2000, 3),
+    "star": lambda: star(2000),
+    "grid": lambda: grid(50),
+    "chung_lu": lambda: G.chung_lu(3000, 6, 2.3, seed=4, weights="unit"),
+    "chung_lu_small_int": lambda: G.chung_lu(3000, 6, 2.3, seed=4, weights="small_int"),
+    "watts_strogatz_small_int": lambda: G.watts_strogatz(3000, 6, 0.1, seed=5, weights="small_int"),
+}
+
+
+@pytest.mark.parametrize(
+    "w, mode",
+    [
+        (np.ones(10), M.CONSTANT),
+        (np.full(10, 2.5), M.CONSTANT),
+        (np.arange(1.0, 11.0), M.EXACT_KEYS),
+        (np.array([1.0, 0.0, -3.0, 7.0]), M.EXACT_KEYS),  # non-positive: never used
+        (np.array([1.0, 1.0, -0.1]), M.EXACT_KEYS),  # not all one value
+        (np.zeros(5), M.EXACT_KEYS),  # one value, but not positive
+        (np.array([1.0, 1.0 + 2**-40]), M.GENERAL),  # differ below the top 32 bits
+        (np.array([0.1, 0.1]), M.CONSTANT),
+        (np.array([0.1, 0.2]), M.GENERAL),
+        (np.array([-0.1, 1.0]), M.EXACT_KEYS),  # the inexact weight is not usable
+        (np.empty(0), M.EXACT_KEYS),
+    ],
+)
+def test_weight_mode(w, mode):
+    assert M.weight_mode(w) == mode
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_suitor_mode_equals_the_sorted_greedy(shape, nthreads):
+    g = SHAPES[shape]()
+    ref = greedy_mate(g)
+    mode = M.weight_mode(g.edge_weight)
+    modes = [M.GENERAL, mode] if mode != M.CONSTANT else [M.GENERAL, M.EXACT_KEYS, M.CONSTANT]
+    for m in modes:
+        mate = M.suitor(g.num_nodes, g.indptr, g.indices, g.weights, m)
+        assert mate.tolist() == ref, m
+    for algo in ("suitor", "local_max", "greedy"):
+        assert gm.max_weight_matching(g, algorithm=algo).tolist() == ref, algo
+
+
+@pytest.mark.parametrize("rounds", ["pull", "push", "either"])
+@pytest.mark.parametrize("frontier", [0, 16, 1 << 30])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_local_max_rounds_and_serial_finish(shape, frontier, rounds, nthreads, monkeypatch):
+    """Every round on threads (frontier 0), a mix (16), or all after the first
+    one on one thread (1 << 30); rounds that pull, push or choose: the same
+    greedy matching."""
+    g = SHAPES[shape]()
+    monkeypatch.setattr(M, "SERIAL_FRONTIER", frontier)
+    if rounds != "either":
+        lengths = M._row_lengths
+        cost = {"pull": lambda f, p: 1 << 62, "push": lambda f, p: -1}[rounds]
+        monkeypatch.setattr(M, "_row_lengths", lambda f, p: (lengths(f, p), cost(f, p))[1])
+    sptr, snbr = M.sorted_adjacency(
+        g.num_nodes, g.edge_src, g.edge_dst, g.edge_order(), g.num_usable()
+    )
+    assert M.local_max_rounds(g.num_nodes, sptr, snbr).tolist() == greedy_mate(g)
+
+
+def test_local_max_on_a_long_chain_of_ties_is_linear():
+    """A unit-weight path of a million vertices matches one edge per round of
+    synchronous rounds (half a million rounds over all vertices); the frontier
+    rounds read each row O(1) times. Within seconds, not hours."""
+    n = 1_000_000
+    g = path(n)
+    t = time.perf_counter()
+    mate = gm.max_weight_matching(g, algorithm="local_max")
+    took = time.perf_counter() - t
+    assert np.array_equal(mate[: n - 1 : 2], np.arange(1, n, 2))
+    assert took < 30, took
+
+
+def test_constant_weights_read_the_rows_as_they_are():
+    g = G.chung_lu(2000, 6, 2.3, seed=4, weights="unit")
+    ptr, nbr = M._best_first_rows(g, M.CONSTANT)
+    assert ptr is g.indptr and nbr is g.indices
+    want = M.sorted_adjacency(g.num_nodes, g.edge_src, g.edge_dst, g.edge_order(), g.num_usable())
+    assert np.array_equal(ptr, want[0]) and np.array_equal(nbr, want[1])
+
+
+@pytest.mark.parametrize(
+    "w",
+    [
+        np.ones(200_000),
+        np.random.default_rng(0).integers(1, 11, 200_000).astype(float),
+        np.random.default_rng(1).integers(-3, 4, 200_000).astype(float),
+        np.random.default_rng(2).random(200_000),
+        1 + np.random.default_rng(3).integers(0, 3, 200_000) * 2.0**-40,  # groups to fix
+        np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, 5e-324, -5e-324, 1.0]),
+        np.empty(0),
+    ],
+    ids=["unit", "small_int", "signed_int", "uniform", "fine_ties", "special", "empty"],
+)
+def test_radix_edge_order_is_the_stable_sort(w, nthreads):
+    assert np.array_equal(csr.edge_order(w), np.argsort(-(w + 0.0), kind="stable"))
+
+
+def test_compaction_maps_ids_like_a_search():
+    kept = np.array([2, 3, 7, 11, 40], np.int64)
+    ids = np.array([40, 2, 7, 7, 3, 11], np.int64)
+    dense = Compaction(50, kept)  # small n: the map
+    sparse = Compaction(10**7, kept)  # large n, few ids: the search
+    want = np.searchsorted(kept, ids)
+    assert dense.index(ids).tolist() == want.tolist() == sparse.index(ids).tolist()
+    assert dense.index(ids).dtype == sparse.index(ids).dtype == np.int32
