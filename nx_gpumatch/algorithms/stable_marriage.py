@@ -271,8 +271,13 @@ def _encode_str_names(lists, index, total, parts=1):
     if not index or total == 0 or not all(type(k) is str for k in index):
         return None
     try:
-        # Joining list by list skips building one flat list of every entry.
-        buf = _utf8(["\0".join(lst) for lst in lists if len(lst)])
+        # Joined and encoded list by list: no flat list of every entry, and
+        # each list's text is copied while it is in cache, not in one more
+        # pass over the whole text.
+        buf = np.frombuffer(
+            b"".join([("\0".join(lst) + "\0").encode("utf-8") for lst in lists if len(lst)]),
+            np.uint8,
+        )
         keys = _utf8(index)
     except (TypeError, UnicodeEncodeError):  # not all strings; lone surrogates
         return None
