@@ -111,7 +111,8 @@ def prepare_preferences(men_prefs, women_prefs, *, threads=None):
         raise ValueError("at most 2**31 - 2 men and women are supported (int32 ids)")
     sides = (m_ptr, m_ch, w_ptr, w_ch)
     mc = wc = None
-    if _in_range(m_ch, n_women) and _in_range(w_ch, n_men):
+    # ids made from names are in range by construction
+    if men is not None or (_in_range(m_ch, n_women) and _in_range(w_ch, n_men)):
         # Only the people who rank someone or are ranked take part in the checks
         # and the mutual lists; the others are single whatever the answer.
         mc = compaction(n_men, rows=m_ptr, ids=(w_ch,))
@@ -158,7 +159,10 @@ def _all_good(csm, m_ptr, m_ch, w_ptr, w_ch, parts):
 
 def _num_entries(prefs):
     """Entries of a dict of lists (for cpu.run; bad lists are reported later)."""
-    return sum(len(v) if hasattr(v, "__len__") else 0 for v in prefs.values())
+    try:
+        return sum(map(len, prefs.values()))
+    except TypeError:
+        return sum(len(v) if hasattr(v, "__len__") else 0 for v in prefs.values())
 
 
 def _as_prefs(men_prefs, women_prefs, threads=None):
@@ -271,8 +275,13 @@ def _encode_str_names(lists, index, total, parts=1):
     if not index or total == 0 or not all(type(k) is str for k in index):
         return None
     try:
-        # Joining list by list skips building one flat list of every entry.
-        buf = _utf8(["\0".join(lst) for lst in lists if len(lst)])
+        # Joined and encoded list by list: no flat list of every entry, and
+        # each list's text is copied while it is in cache, not in one more
+        # pass over the whole text.
+        buf = np.frombuffer(
+            b"".join([("\0".join(lst) + "\0").encode("utf-8") for lst in lists if len(lst)]),
+            np.uint8,
+        )
         keys = _utf8(index)
     except (TypeError, UnicodeEncodeError):  # not all strings; lone surrogates
         return None

@@ -23,7 +23,8 @@ def encode_names(buf, key_buf, n_keys, total, sep, parts=1):
     entry is -1); 2 when either buffer holds a different number of names than
     expected. An open-addressing table keyed by FNV-1a hashes; every hit is
     confirmed byte by byte, so a hash collision cannot give a wrong id. The
-    buffer is cut at separators into ``parts`` spans looked up in parallel.
+    buffer is cut at separators into ``parts`` spans looked up in parallel
+    (short names: each cut again into LANES spans walked side by side).
     """
     sep = np.uint8(sep)
     slot, k_lo, k_hi, ok = _key_table(key_buf, n_keys, sep)
@@ -33,21 +34,22 @@ def encode_names(buf, key_buf, n_keys, total, sep, parts=1):
     size = buf.shape[0]
     if size == 0 or buf[size - 1] != sep:
         return fail if total or size else (np.empty(0, np.int32), 0)
-    bounds = np.zeros(parts + 1, np.int64)
-    for t in range(1, parts):
-        bounds[t] = max(bounds[t - 1], _after_sep(buf, (size * t) // parts, sep))
-    bounds[parts] = size
+    words = _short_keys(key_buf, k_lo, k_hi)
+    spans = parts * LANES if words.shape[0] else parts  # a thread's part: LANES spans
+    bounds = np.zeros(spans + 1, np.int64)
+    for t in range(1, spans):
+        bounds[t] = max(bounds[t - 1], _after_sep(buf, (size * t) // spans, sep))
+    bounds[spans] = size
     counts = np.array([np.count_nonzero(buf[a:b] == sep) for a, b in zip(bounds, bounds[1:])])
     if int(counts.sum()) != total:
         return fail
-    first = np.zeros(parts, np.int64)
+    first = np.zeros(spans, np.int64)
     np.cumsum(counts[:-1], out=first[1:])
     out = np.empty(total, np.int32)
     missing = np.zeros(parts, np.int64)
-    words = _short_keys(key_buf, k_lo, k_hi)
     if words.shape[0]:
         wslot = _word_table(words)
-        _lookup_words_parts.sized(size)(buf, bounds, first, wslot, words, sep, out, missing)
+        _lookup_words_parts.sized(size)(buf, bounds, first, wslot, words, out, missing)
     else:
         _lookup_parts.sized(size)(buf, bounds, first, slot, k_lo, k_hi, key_buf, sep, out, missing)
     return out, 1 if missing.any() else 0
@@ -103,17 +105,24 @@ def _word_table(words):
     return slot
 
 
+# The short-name lookup walks LANES spans of a part at once: finding where a
+# name ends needs the name's bytes, so one span is a chain of dependent steps
+# (about 20 cycles a name); independent spans overlap in the core.
+LANES = 4
+
+
 @kernel
-def _lookup_words_parts(buf, bounds, first, slot, words, sep, out, missing):
-    parts = bounds.shape[0] - 1
+def _lookup_words_parts(buf, bounds, first, slot, words, out, missing):
+    parts = (bounds.shape[0] - 1) // LANES
     for t in prange(parts):
-        missing[t] = _lookup_words(buf, bounds[t], bounds[t + 1], first[t], slot, words, out)
+        missing[t] = _lookup_words(buf, bounds, first, t * LANES, slot, words, out)
 
 
-# Separators are found a block of bytes at a time, branch-free, before the
-# names between them are looked up: a branch on every byte mispredicts at
-# every name's end, which cost more than the lookup itself.
-SEP_BLOCK = 1 << 14
+# A name's end is found a word at a time: the zero bytes of the 8 bytes at the
+# name's start, without a branch per byte (which mispredicts at every name's
+# end); only names of more than 8 bytes, never keys here, are walked byte by byte.
+ONES = np.uint64(0x0101010101010101)
+HIGHS = np.uint64(0x8080808080808080)
 
 
 @njit(cache=True, inline="always")
@@ -135,48 +144,103 @@ def _word_at(buf, lo):
 NOT_A_WORD = np.uint64(0x100)
 
 
+@njit(cache=True, inline="always")
+def _zero_bytes_below(wd):
+    """How many bytes of ``wd`` (little-endian) come before its first zero
+    byte, 8 if none. The lowest flag of (wd - ONES) & ~wd & HIGHS marks the
+    first zero byte exactly (a false flag needs a borrow from a zero byte
+    below it)."""
+    z = (wd - ONES) & ~wd & HIGHS
+    if z == 0:
+        return 8
+    below = ((z & (~z + np.uint64(1))) >> np.uint64(7)) - np.uint64(1)  # the bytes before it
+    return np.int64(((below & ONES) * ONES) >> np.uint64(56))
+
+
+@njit(cache=True, inline="always")
+def _short_name(buf, lo):
+    """(word, length) of the name at buf[lo]: its bytes as one word, or
+    NOT_A_WORD when it is longer than 8 bytes (the buffer ends with a zero byte)."""
+    size = buf.shape[0]
+    if lo + 8 <= size:  # all 8 bytes, then the name's own
+        wd = _word_at(buf, lo)
+        n = _zero_bytes_below(wd)
+        if n < 8:
+            return wd & ((np.uint64(1) << np.uint64(8 * n)) - np.uint64(1)), n
+    else:
+        wd = np.uint64(0)
+        n = 0
+        while buf[lo + n] != 0:
+            wd |= np.uint64(buf[lo + n]) << np.uint64(8 * n)
+            n += 1
+        return wd, n
+    while buf[lo + n] != 0:
+        n += 1
+    return (wd if n == 8 else NOT_A_WORD), n
+
+
+@njit(cache=True, inline="always")
+def _word_id(wd, slot, words, shift, mask):
+    """The key whose word is ``wd``, -1 if none."""
+    s = _word_slot(wd, shift)
+    while slot[s] >= 0:
+        c = slot[s]
+        if words[c] == wd:
+            return c
+        s = (s + np.uint64(1)) & mask
+    return -1
+
+
 @njit(cache=True)
-def _lookup_words(buf, start, stop, q, slot, words, out):
-    """:func:`_lookup_span` for short keys: a name longer than 8 bytes is not a key."""
+def _lookup_words(buf, bounds, first, a, slot, words, out):
+    """:func:`_lookup_span` for short keys on the LANES spans from span ``a``,
+    buf[bounds[j]:bounds[j + 1]] (names from out[first[j]]), walked side by
+    side: a name longer than 8 bytes is not a key."""
     bits = 0
     while (1 << bits) < slot.shape[0]:
         bits += 1
     mask = np.uint64(slot.shape[0] - 1)
     shift = np.uint64(64 - bits)
-    size = buf.shape[0]
-    ends = np.empty(SEP_BLOCK, np.int64)
+    lo0, lo1, lo2, lo3 = bounds[a], bounds[a + 1], bounds[a + 2], bounds[a + 3]
+    hi0, hi1, hi2, hi3 = lo1, lo2, lo3, bounds[a + 4]
+    q0, q1, q2, q3 = first[a], first[a + 1], first[a + 2], first[a + 3]
     missing = 0
-    lo = start  # where the current name begins
-    for block in range(start, stop, SEP_BLOCK):
-        k = 0
-        for i in range(block, min(block + SEP_BLOCK, stop)):
-            ends[k] = i
-            k += buf[i] == 0
-        for r in range(k):
-            hi = ends[r]
-            n = hi - lo
-            if lo + 8 <= size:  # all 8 bytes, then the name's own
-                wd = _word_at(buf, lo)
-                if n < 8:
-                    wd &= (np.uint64(1) << np.uint64(8 * n)) - np.uint64(1)
-            else:
-                wd = np.uint64(0)
-                for j in range(min(n, 8)):
-                    wd |= np.uint64(buf[lo + j]) << np.uint64(8 * j)
-            if n > 8:
-                wd = NOT_A_WORD
-            s = _word_slot(wd, shift)
-            found = -1
-            while slot[s] >= 0:
-                c = slot[s]
-                if words[c] == wd:
-                    found = c
-                    break
-                s = (s + np.uint64(1)) & mask
-            out[q] = found
-            missing += found < 0
+    while lo0 < hi0 and lo1 < hi1 and lo2 < hi2 and lo3 < hi3:
+        w0, n0 = _short_name(buf, lo0)
+        w1, n1 = _short_name(buf, lo1)
+        w2, n2 = _short_name(buf, lo2)
+        w3, n3 = _short_name(buf, lo3)
+        f0 = _word_id(w0, slot, words, shift, mask)
+        f1 = _word_id(w1, slot, words, shift, mask)
+        f2 = _word_id(w2, slot, words, shift, mask)
+        f3 = _word_id(w3, slot, words, shift, mask)
+        out[q0] = f0
+        out[q1] = f1
+        out[q2] = f2
+        out[q3] = f3
+        missing += (f0 < 0) + (f1 < 0) + (f2 < 0) + (f3 < 0)
+        q0 += 1
+        q1 += 1
+        q2 += 1
+        q3 += 1
+        lo0 += n0 + 1
+        lo1 += n1 + 1
+        lo2 += n2 + 1
+        lo3 += n3 + 1
+    # the lanes' rest, one at a time
+    los = (lo0, lo1, lo2, lo3)
+    his = (hi0, hi1, hi2, hi3)
+    qs = (q0, q1, q2, q3)
+    for j in range(LANES):
+        lo = los[j]
+        q = qs[j]
+        while lo < his[j]:
+            wd, n = _short_name(buf, lo)
+            f = _word_id(wd, slot, words, shift, mask)
+            out[q] = f
+            missing += f < 0
             q += 1
-            lo = hi + 1
+            lo += n + 1
     return missing
 
 

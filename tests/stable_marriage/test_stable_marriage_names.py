@@ -137,14 +137,13 @@ def test_integer_names_beyond_int64_use_the_general_path():
 
 
 @pytest.mark.parametrize("parts", [1, 2, 3])
-def test_short_names_across_scan_blocks(parts):
-    """The short-name lookup scans separators a block of bytes at a time and
-    reads 8 bytes at each name: names cut by a block's end, and names within 8
-    bytes of the buffer's end, are found as well as any other."""
+def test_short_names_up_to_the_buffer_end(parts):
+    """The short-name lookup reads 8 bytes at each name: names within 8 bytes
+    of the buffer's (or a span's) end, and names of exactly 8 bytes or longer,
+    are found as well as any other."""
     rng = np.random.default_rng(11)
     keys = sorted({"".join(rng.choice(list("abcé"), k)) for k in range(9) for _ in range(30)})
     keys = [k for k in keys if len(k.encode()) <= 8]
-    assert cnames.SEP_BLOCK * 3 < 8 * 10_000  # the buffer spans several blocks
     words = [keys[i] for i in rng.integers(0, len(keys), 10_000)]
     words[100] = "abababab" + "a"  # 9 bytes: not a short key
     for tail in ([], ["a"], ["abcabcab"], ["", ""]):
@@ -153,4 +152,23 @@ def test_short_names_across_scan_blocks(parts):
             sm._utf8(got), sm._utf8(keys), len(keys), len(got), 0, parts
         )
         want = [keys.index(x) if x in keys else -1 for x in got]
+        assert status == (1 if -1 in want else 0) and ids.tolist() == want
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3])
+def test_short_names_in_lanes_of_any_length(parts):
+    """Each part's names are walked in cnames.LANES spans side by side until
+    one ends, then lane by lane: every count of names, empty spans and lanes
+    of unequal names included, gives the dict's ids."""
+    keys = ["a", "bb", "ccc", "dddddddd", "", "é"]
+    table = {k: i for i, k in enumerate(keys)}
+    rng = np.random.default_rng(parts)
+    for count in range(4 * cnames.LANES * parts):
+        words = [keys[i] for i in rng.integers(0, len(keys), count)]
+        if count % 5 == 4:
+            words[count // 2] = "dddddddde"  # 9 bytes: in no lane a key
+        ids, status = cnames.encode_names(
+            sm._utf8(words), sm._utf8(keys), len(keys), count, 0, parts
+        )
+        want = [table.get(x, -1) for x in words]
         assert status == (1 if -1 in want else 0) and ids.tolist() == want
