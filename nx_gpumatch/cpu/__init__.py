@@ -213,19 +213,36 @@ _CHOSEN = contextvars.ContextVar("nx_gpumatch_threads_chosen", default=False)
 
 
 def free_cores():
-    """Cores no other task is running on right now (at least 1), from Linux's
-    count of runnable tasks (``/proc/loadavg``) less the thread asking; None
-    where that cannot say: not Linux, or a process held to a subset of the
-    machine's CPUs (the count is machine-wide)."""
+    """Cores no other process's task is running on right now (at least 1),
+    from Linux's count of runnable tasks (``/proc/loadavg``) less this
+    process's own running threads (the one asking, and idle workers of
+    OpenMP runtimes that spin); None where that cannot say: not Linux, or a
+    process held to a subset of the machine's CPUs (the count is machine-wide)."""
     try:
         cpus = len(os.sched_getaffinity(0))
         if cpus != os.cpu_count():
             return None
-        with open("/proc/loadavg", "rb") as f:
-            running = int(f.read().split()[3].split(b"/")[0])
+        running, own = _runnable()
     except (AttributeError, OSError, ValueError, IndexError):
         return None
-    return max(1, cpus - (running - 1))
+    return max(1, cpus - max(0, running - own))
+
+
+def _runnable():
+    """(runnable tasks on the machine, running threads of this process)."""
+    with open("/proc/loadavg", "rb") as f:
+        running = int(f.read().split()[3].split(b"/")[0])
+    if running <= 1:  # the asking thread alone: no need to look further
+        return running, 1
+    own = 0
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # the thread ended meanwhile
+            continue
+        own += stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] == b"R"
+    return running, max(own, 1)
 
 
 @contextlib.contextmanager

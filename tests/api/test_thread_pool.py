@@ -108,23 +108,23 @@ def test_an_unchosen_count_takes_only_the_free_cores(monkeypatch):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_free_cores_reads_the_runnable_tasks(monkeypatch):
+def test_free_cores_counts_other_processes_tasks(monkeypatch):
     from nx_gpumatch import cpu
 
+    running, own = cpu._runnable()  # the real files parse
+    assert running >= 1 and own >= 1
     cores = len(os.sched_getaffinity(0))
     if cores != os.cpu_count():
         assert cpu.free_cores() is None  # a CPU set: the machine-wide count says nothing
         return
-
-    def loadavg(running):
-        return lambda *a, **k: __import__("io").BytesIO(f"0.5 0.4 0.3 {running}/200 42\n".encode())
-
-    monkeypatch.setattr(cpu, "open", loadavg(1), raising=False)  # only the asking thread
-    assert cpu.free_cores() == cores
-    monkeypatch.setattr(cpu, "open", loadavg(cores + 7), raising=False)
-    assert cpu.free_cores() == 1
-    monkeypatch.setattr(cpu, "open", loadavg(2), raising=False)
-    assert cpu.free_cores() == max(1, cores - 1)
+    for (running, own), free in [
+        ((1, 1), cores),  # only the asking thread
+        ((cores + 7, 1), 1),
+        ((2, 1), max(1, cores - 1)),  # one other process's task
+        ((3, 3), cores),  # this process's own spinning workers do not count
+    ]:
+        monkeypatch.setattr(cpu, "_runnable", lambda r=running, o=own: (r, o))
+        assert cpu.free_cores() == free
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     if os.cpu_count() > 1:
         assert cpu.free_cores() is None
