@@ -43,6 +43,12 @@ LATENCY_SCRIPT = (
 
 
 def main(argv):
+    # NetworKit and Numba share the process's OpenMP runtime, which reads its
+    # wait policy when it loads: whichever loads first would choose it for
+    # both, and with spinning idle workers each side's threads take the other's
+    # cores in the back-to-back timings. NetworKit's Suitor is sequential, so
+    # sleeping idle workers (the package's own choice) cost it nothing.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     ap = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark matching")
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--m", type=int, default=8_000_000)
