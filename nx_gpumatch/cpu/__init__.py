@@ -154,7 +154,7 @@ def should_interpret(family, size):
 def run(family, size, n_threads=None):
     """:func:`threads` for one call of a family's kernels, interpreted when
     :func:`should_interpret` says so (and nothing decided it already)."""
-    with threads(n_threads) as n:
+    with threads(n_threads, size) as n:
         if _INTERPRETING.get() is not None or not should_interpret(family, size):
             yield n
             return
@@ -212,20 +212,40 @@ def num_threads():
 _CHOSEN = contextvars.ContextVar("nx_gpumatch_threads_chosen", default=False)
 
 
+# free_cores takes the least of SAMPLES readings SAMPLE_GAP seconds apart (a
+# kernel thread runnable for microseconds is not a busy core), and a reading
+# serves the calls of the next FRESH seconds.
+SAMPLES = 3
+SAMPLE_GAP = 50e-6
+FRESH = 0.25
+_LAST = [-1.0, None]  # time of the last reading, its result
+
+
 def free_cores():
-    """Cores no other process's task is running on right now (at least 1),
-    from Linux's count of runnable tasks (``/proc/loadavg``) less this
-    process's own running threads (the one asking, and idle workers of
-    OpenMP runtimes that spin); None where that cannot say: not Linux, or a
-    process held to a subset of the machine's CPUs (the count is machine-wide)."""
+    """Cores no other process's task is running on now (at least 1), from
+    Linux's count of runnable tasks (``/proc/loadavg``) less this process's
+    own running threads (the one asking, and idle workers of OpenMP runtimes
+    that spin); None where that cannot say: not Linux, or a process held to
+    a subset of the machine's CPUs (the count is machine-wide)."""
+    now = time.monotonic()
+    if now - _LAST[0] < FRESH:
+        return _LAST[1]
     try:
         cpus = len(os.sched_getaffinity(0))
         if cpus != os.cpu_count():
             return None
-        running, own = _runnable()
+        others = cpus
+        for i in range(SAMPLES):
+            if i:
+                time.sleep(SAMPLE_GAP)
+            running, own = _runnable()
+            others = min(others, max(0, running - own))
+            if others == 0:
+                break
     except (AttributeError, OSError, ValueError, IndexError):
         return None
-    return max(1, cpus - max(0, running - own))
+    _LAST[:] = [now, max(1, cpus - others)]
+    return _LAST[1]
 
 
 def _runnable():
@@ -246,15 +266,16 @@ def _runnable():
 
 
 @contextlib.contextmanager
-def threads(n=None):
+def threads(n=None, size=None):
     """Run the enclosed kernels with ``n`` Numba threads (default: the config's).
 
     Capped at the size of Numba's pool; results never depend on the count.
-    With no count chosen (here, in the config or by an enclosing call), the
-    call takes only the cores no other process is running on
+    With no count chosen (here, in the config or by an enclosing call), a
+    call of ``size`` work items (None: unknown) of at least
+    :data:`PARALLEL_MIN` takes only the cores no other process is running on
     (:func:`free_cores`): a thread on a core another process keeps busy makes
     every parallel loop wait for its turn there, so one core free runs faster
-    on one thread than on two.
+    on one thread than on two. Smaller calls run serial builds and do not ask.
     """
     import numba
 
@@ -264,7 +285,8 @@ def threads(n=None):
     chosen = n is not None
     if n is None:
         have = num_threads()
-        free = None if _CHOSEN.get() or have < 2 else free_cores()
+        small = size is not None and size < PARALLEL_MIN
+        free = None if _CHOSEN.get() or have < 2 or small else free_cores()
         if free is None or free >= have:
             yield have
             return

@@ -94,6 +94,10 @@ def test_an_unchosen_count_takes_only_the_free_cores(monkeypatch):
     monkeypatch.setattr(cpu, "free_cores", lambda: 1)
     with cpu.threads() as n:
         assert n == 1 == numba.get_num_threads()
+    with cpu.threads(size=cpu.PARALLEL_MIN) as n:
+        assert n == 1
+    with cpu.threads(size=cpu.PARALLEL_MIN - 1) as n:  # serial builds: no need to ask
+        assert n == cpu.num_threads() > 1
     with cpu.threads(2) as n:  # chosen: kept, here and by the calls inside
         assert n == 2
         with cpu.threads() as m:
@@ -124,7 +128,15 @@ def test_free_cores_counts_other_processes_tasks(monkeypatch):
         ((3, 3), cores),  # this process's own spinning workers do not count
     ]:
         monkeypatch.setattr(cpu, "_runnable", lambda r=running, o=own: (r, o))
+        monkeypatch.setattr(cpu, "_LAST", [-1.0, None])  # no reading to reuse
         assert cpu.free_cores() == free
+    # A task runnable for one reading only (a kernel thread) is not a busy core.
+    readings = iter([(2, 1), (1, 1), (2, 1)])
+    monkeypatch.setattr(cpu, "_runnable", lambda: next(readings))
+    monkeypatch.setattr(cpu, "_LAST", [-1.0, None])
+    assert cpu.free_cores() == cores
+    assert cpu.free_cores() == cores  # reused: no reading left to take
+    monkeypatch.setattr(cpu, "_LAST", [-1.0, None])
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     if os.cpu_count() > 1:
         assert cpu.free_cores() is None
