@@ -437,14 +437,24 @@ def _push_round(frontier, sptr, snbr, head, cand, mate, mark):
     """One parallel round: the free vertices that pointed at a vertex of
     ``frontier`` (just matched) find their next candidate, and mutual pairs
     among them match. Returns the vertices matched in this round."""
-    # mark[y]: y must look again. Threads may mark one y together; all store True.
-    for i in prange(frontier.shape[0]):
+    # The free vertices pointing at a frontier vertex, each once (it points at
+    # one vertex, whose row holds it once), in a buffer of the rows' arcs: the
+    # round costs the frontier's rows, never a pass over all vertices.
+    nf = frontier.shape[0]
+    start = np.empty(nf + 1, np.int64)
+    start[0] = 0
+    for i in range(nf):
+        x = frontier[i]
+        start[i + 1] = start[i] + sptr[x + 1] - sptr[x]
+    found = np.empty(start[nf], np.int64)
+    for i in prange(nf):
         x = frontier[i]
         for p in range(sptr[x], sptr[x + 1]):
             y = snbr[p]
-            if mate[y] < 0 and cand[y] == x:
-                mark[y] = True
-    again = np.flatnonzero(mark)
+            found[start[i] + p - sptr[x]] = y if mate[y] < 0 and cand[y] == x else -1
+    again = found[found >= 0]
+    for i in prange(again.shape[0]):
+        mark[again[i]] = True  # y looks again
     # mate[] is only read here, so every thread sees the same matched set.
     for i in prange(again.shape[0]):
         y = again[i]

@@ -4,12 +4,11 @@ fails on a partition that labels a vertex twice or not at all, labels that chang
 from run to run or with the split of the edges, a modularity unlike networkx's
 or below the shared-memory engine's, a wrong error, or a hang (timeout)."""
 
-import subprocess
-
 import numpy as np
 import pytest
 
 from tests.support import SUPPORT
+from tests.support.mpi_launch import driver_lines
 
 pytest.importorskip("mpi4py")
 
@@ -23,15 +22,7 @@ pytestmark = pytest.mark.skipif(find_mpiexec() is None, reason="no mpiexec (pip 
 
 @pytest.mark.parametrize("nprocs", [1, 2, 3])
 def test_distributed_louvain(nprocs):
-    try:
-        out = run_mpi(nprocs, [DRIVER], timeout=TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"mpiexec -n {nprocs} did not finish in {TIMEOUT} s (hang?): {exc.stdout}")
-    lines = out.stdout.splitlines()
-    failed = [ln for ln in lines if ln.startswith("FAIL")]
-    assert out.returncode == 0 and not failed, (
-        f"rc={out.returncode}\n" + "\n".join(failed) + "\n" + out.stderr[-3000:]
-    )
+    lines = driver_lines(nprocs, DRIVER, TIMEOUT)
     # Every case ran: 4 graphs x (6 seeds x 3 checks + 2), 5 edge cases, 7 errors
     # (and the seed differing across ranks where there are several).
     assert sum(ln.startswith("ok ") for ln in lines) == 80 + 5 + 7 + (nprocs > 1)

@@ -2,12 +2,11 @@
 mpiexec with 1-3 ranks: tests/support/mpi_distributed_parquet.py checks every
 case on every rank."""
 
-import subprocess
-
 import numpy as np
 import pytest
 
 from tests.support import SUPPORT
+from tests.support.mpi_launch import driver_lines
 
 pytest.importorskip("mpi4py")
 pa = pytest.importorskip("pyarrow")
@@ -23,15 +22,7 @@ pytestmark = pytest.mark.skipif(find_mpiexec() is None, reason="no mpiexec (pip 
 
 @pytest.mark.parametrize("nprocs", [1, 3])
 def test_parquet_in_and_out(nprocs):
-    try:
-        out = run_mpi(nprocs, [SCRIPT], timeout=TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"mpiexec -n {nprocs} did not finish in {TIMEOUT} s (hang?): {exc.stdout}")
-    lines = out.stdout.splitlines()
-    failed = [ln for ln in lines if ln.startswith("FAIL")]
-    assert out.returncode == 0 and not failed, (
-        f"rc={out.returncode}\n" + "\n".join(failed) + "\n" + out.stderr[-3000:]
-    )
+    lines = driver_lines(nprocs, SCRIPT, TIMEOUT)
     assert sum(ln.startswith("ok ") for ln in lines) >= 25
 
 
