@@ -125,12 +125,27 @@ def _mark(keep, ids):
 _EDGE_DATA = ("order", "rank", "usable", "arc_rank", "total_weight", "weight_mode")
 
 
-def compact_graph(graph):
+def compact_graph(graph, *, order_only=False):
     """(graph of the vertices with an edge or a self-loop, its Compaction), or
     (graph, None) when every vertex has one. Edge ids are the same in both (the
     renumbering keeps the edges' order), so edge results need no mapping back;
-    kept with the graph's derived data."""
+    kept with the graph's derived data.
+
+    ``order_only``: the caller's engine sees vertex ids only through their
+    order (the matchings ranked by the edge order) and spends O(1) on a vertex
+    without edges, so its result is the same either way; the graph is then
+    compacted only when the vertices left out outnumber the arcs, since the
+    renumbering itself is a pass over the arcs (on a graph with a few
+    isolated vertices, it took longer than the matching)."""
+    if order_only and graph.cached("isolated", lambda: _isolated(graph)) <= graph.indices.shape[0]:
+        return graph, None
     return graph.cached("compact", lambda: _compact_graph(graph))
+
+
+def _isolated(graph):
+    """Vertices with neither an edge nor a self-loop."""
+    empty = graph.indptr[1:] == graph.indptr[:-1]
+    return int(np.count_nonzero(empty & ~graph.has_loop & (graph.loop_weight == 0)))
 
 
 def _compact_graph(graph):

@@ -87,7 +87,7 @@ def b_matching_edges(graph, b, algorithm="b_suitor", *, device=None, threads=Non
     """Matched edge ids (ascending) of a b-matching of a :class:`Graph`; ``b`` is an
     array of b(v) in vertex order."""
     _check_options(algorithm, device, threads)
-    small, c = compact_graph(graph)
+    small, c = compact_graph(graph, order_only=True)  # every algorithm follows the edge order
     if c is not None:  # the edge ids are the same
         return b_matching_edges(
             small, np.asarray(b)[c.kept], algorithm, device=device, threads=threads

@@ -122,7 +122,8 @@ def mate_array(
 def _run(graph, algorithm, maxcardinality, device, seed, select, threads):
     """mate_array after check_options."""
     if algorithm != "blossom":
-        small, c = compact_graph(graph)
+        # red_blue draws per vertex id: its result depends on the numbering.
+        small, c = compact_graph(graph, order_only=algorithm != "red_blue")
         if c is not None:
             mate = _run(small, algorithm, maxcardinality, device, seed, select, threads)
             return c.spread_partners(mate, c)

@@ -514,6 +514,37 @@ def _finish(frontier, sptr, snbr, head, cand, mate):
                 top += 2
 
 
+@njit(cache=True)
+def id_order_sweep(n, indptr, indices):
+    """The greedy matching when every edge has one positive weight, without a
+    ranking: the edge order is then the (min id, max id) order, so vertices in
+    id order each take their first free neighbour above them (rows are sorted
+    by id). This is also the locally-dominant matching, settled one edge at a
+    time: the smallest free vertex u with a free neighbour points at the
+    smallest such v, and v points back, since a free neighbour of v below u
+    would be a smaller free vertex with a free neighbour. Every neighbour
+    below u is matched by u's turn, so the scan starts above u."""
+    mate = np.full(n, -1, np.int64)
+    for u in range(n):
+        if mate[u] >= 0:
+            continue
+        lo = indptr[u]
+        hi = indptr[u + 1]
+        while lo < hi:  # first neighbour above u
+            mid = (lo + hi) >> 1
+            if indices[mid] <= u:
+                lo = mid + 1
+            else:
+                hi = mid
+        for p in range(lo, indptr[u + 1]):
+            v = indices[p]
+            if mate[v] < 0:
+                mate[u] = v
+                mate[v] = u
+                break
+    return mate
+
+
 # ---------------------------------------------------------------- red-blue
 # Colours and random selections come from counter_hash, standing in for the
 # MD5 hashing of Fagginger Auer & Bisseling.
@@ -622,11 +653,8 @@ def red_blue(n, indptr, indices, arc_rank, seed, weighted=True, max_rounds=1 << 
     return _red_blue_rounds(n, indptr, indices, arc_rank, np.uint64(seed), weighted, max_rounds)
 
 
-def _best_first_rows(graph, mode):
-    """Each row's usable neighbours best-first, (indptr, indices). With one
-    positive weight for all edges, the CSR's rows (sorted by id) already are."""
-    if mode == CONSTANT:
-        return graph.indptr, graph.indices
+def _best_first_rows(graph):
+    """Each row's usable neighbours best-first, (indptr, indices)."""
     n, usable = graph.num_nodes, graph.num_usable()
     return sorted_adjacency(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
 
@@ -640,11 +668,15 @@ def run(graph, algorithm, *, seed=0, select="weighted"):
     mode = graph.cached("weight_mode", lambda: weight_mode(graph.edge_weight))
     if algorithm == "suitor":
         return suitor(n, graph.indptr, graph.indices, graph.weights, mode)
+    if mode == CONSTANT and algorithm in ("greedy", "local_max"):
+        # Both are the greedy matching; this order needs no ranking and no
+        # rounds (a chain of ties would settle one edge per round).
+        return id_order_sweep(n, graph.indptr, graph.indices)
     usable = graph.num_usable()
     if algorithm == "greedy":
         return greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
     if algorithm == "local_max":
-        adj = graph.cached("sorted_adjacency", lambda: _best_first_rows(graph, mode))
+        adj = graph.cached("sorted_adjacency", lambda: _best_first_rows(graph))
         return local_max_rounds(n, *adj)
     if algorithm == "red_blue":
         mate, _rounds = red_blue(

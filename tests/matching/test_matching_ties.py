@@ -108,11 +108,16 @@ def test_local_max_rounds_and_serial_finish(shape, frontier, rounds, nthreads, m
 
 
 def test_local_max_on_a_long_chain_of_ties_is_linear():
-    """A unit-weight path of a million vertices matches one edge per round of
-    synchronous rounds (half a million rounds over all vertices); the frontier
-    rounds read each row O(1) times. Within seconds, not hours."""
+    """A path of a million vertices whose weights tie but for its last edge
+    (so the rounds run, not the sweep of constant weights) matches one edge
+    per round of synchronous rounds (half a million rounds over all
+    vertices); the frontier rounds read each row O(1) times. Within seconds,
+    not hours."""
     n = 1_000_000
-    g = path(n)
+    w = np.ones(n - 1)
+    w[-1] = 2.0
+    g = _graph(np.arange(n - 1), np.arange(1, n), w, n)
+    assert M.weight_mode(g.edge_weight) == M.EXACT_KEYS
     t = time.perf_counter()
     mate = gm.max_weight_matching(g, algorithm="local_max")
     took = time.perf_counter() - t
@@ -120,12 +125,42 @@ def test_local_max_on_a_long_chain_of_ties_is_linear():
     assert took < 30, took
 
 
-def test_constant_weights_read_the_rows_as_they_are():
-    g = G.chung_lu(2000, 6, 2.3, seed=4, weights="unit")
-    ptr, nbr = M._best_first_rows(g, M.CONSTANT)
-    assert ptr is g.indptr and nbr is g.indices
-    want = M.sorted_adjacency(g.num_nodes, g.edge_src, g.edge_dst, g.edge_order(), g.num_usable())
-    assert np.array_equal(ptr, want[0]) and np.array_equal(nbr, want[1])
+@pytest.mark.parametrize("shape", [s for s in SHAPES if "small_int" not in s])
+def test_constant_weights_sweep_in_id_order(shape, nthreads):
+    """One weight for every edge: greedy and local max are one sweep over the
+    rows as stored, with no edge ranking and no rounds."""
+    g = SHAPES[shape]()
+    ref = greedy_mate(g)
+    assert M.id_order_sweep(g.num_nodes, g.indptr, g.indices).tolist() == ref
+    for w in (1.0, 0.25):
+        h = g.with_weights(np.full(g.num_edges, w))
+        for algo in ("local_max", "greedy"):
+            assert gm.max_weight_matching(h, algorithm=algo).tolist() == ref, algo
+        assert "order" not in h._cache and "sorted_adjacency" not in h._cache
+
+
+def test_few_isolated_vertices_are_not_compacted():
+    """Renumbering costs a pass over the arcs, and the matchings ranked by the
+    edge order spend O(1) on a vertex without edges: a graph with a few
+    isolated vertices runs as it is, one with mostly isolated vertices is
+    compacted; red-blue, which draws per vertex id, always is. Same results."""
+    g = G.chung_lu(3000, 6, 2.3, seed=4, weights="uniform")
+    isolated = int(np.count_nonzero(g.indptr[1:] == g.indptr[:-1]))
+    assert 0 < isolated < g.indices.shape[0]
+    ref = greedy_mate(g)
+    for algo in ("suitor", "local_max", "greedy"):
+        g.clear_cache()
+        assert gm.max_weight_matching(g, algorithm=algo).tolist() == ref
+        assert "compact" not in g._cache, algo
+    gm.max_weight_matching(g, algorithm="red_blue", seed=1)
+    assert "compact" in g._cache
+    sparse = _graph([0, 5], [7, 10**6 - 1], [1.0, 2.0], 10**6)
+    assert gm.max_weight_matching(sparse, algorithm="suitor")[[0, 7, 5]].tolist() == [
+        7,
+        0,
+        10**6 - 1,
+    ]
+    assert "compact" in sparse._cache
 
 
 @pytest.mark.parametrize(
