@@ -331,6 +331,17 @@ def _load(args, comm):
     return part, f"rmat {args.rmat_kind} scale {scale}, edge factor {ef}, seed {args.seed}"
 
 
+def load_timed(args, comm):
+    """(this rank's part, what was loaded, the slowest rank's load seconds, the
+    owner array of ``--partition``): the start every distributed command shares."""
+    from nx_gpumatch.distributed._comm import allreduce_max
+
+    t0 = time.perf_counter()
+    part, what = _load(args, comm)
+    t_load = allreduce_max(comm, time.perf_counter() - t0, "the load")
+    return part, what, t_load, partition_owner(args, part, comm)
+
+
 def partition_owner(args, part, comm):
     """The owner array of ``--partition random`` (None: blocks)."""
     from nx_gpumatch.distributed._comm import allreduce_max
@@ -350,14 +361,11 @@ def run_distributed(args):
 
         return run_louvain(args)
     from nx_gpumatch import distributed as D
-    from nx_gpumatch.distributed._comm import allreduce_max, gather
+    from nx_gpumatch.distributed._comm import gather
 
     comm = D._comm.get_comm()
     try:
-        t0 = time.perf_counter()
-        part, what = _load(args, comm)
-        t_load = allreduce_max(comm, time.perf_counter() - t0, "the load")
-        owner = partition_owner(args, part, comm)
+        part, what, t_load, owner = load_timed(args, comm)
         kw = {"owner": owner, "threads": args.threads}
         if args.algorithm in STRATEGY:
             kw.update(ordering=args.ordering, vertex_subsets=args.vertex_subsets)

@@ -3,21 +3,15 @@ spread over the ranks (the options are parsed and checked by
 :mod:`nx_gpumatch.cli.distributed`). Rank 0 prints the modularity, the number of
 communities, the levels, the time per phase and the messages."""
 
-import time
-
-from nx_gpumatch.cli.distributed import _fail, _load, partition_owner
+from nx_gpumatch.cli.distributed import _fail, load_timed
 
 
 def run_louvain(args):
     from nx_gpumatch import distributed as D
-    from nx_gpumatch.distributed._comm import allreduce_max
 
     comm = D._comm.get_comm()
     try:
-        t0 = time.perf_counter()
-        part, what = _load(args, comm)
-        t_load = allreduce_max(comm, time.perf_counter() - t0, "the load")
-        owner = partition_owner(args, part, comm)
+        part, what, t_load, owner = load_timed(args, comm)
         res = D.louvain_communities(
             part,
             resolution=args.resolution,
