@@ -466,21 +466,10 @@ def _push_round(frontier, sptr, snbr, head, cand, mate, mark):
         if c >= 0 and cand[c] == y and (y < c or not mark[c]):
             mate[y] = c
             mate[c] = y
-    k = 0
-    for i in range(again.shape[0]):
-        y = again[i]
-        if mate[y] >= 0:
-            k += 1 if mark[mate[y]] else 2
-    out = np.empty(k, np.int64)
-    k = 0
-    for i in range(again.shape[0]):
-        y = again[i]
-        if mate[y] >= 0:
-            out[k] = y
-            k += 1
-            if not mark[mate[y]]:
-                out[k] = mate[y]
-                k += 1
+    matched = again[mate[again] >= 0]
+    partners = mate[matched]
+    # A partner that looked again is in ``matched`` itself.
+    out = np.concatenate((matched, partners[~mark[partners]]))
     for i in range(again.shape[0]):
         mark[again[i]] = False
     return out
