@@ -404,20 +404,45 @@ def _pull_round(looking, sptr, snbr, head, cand, mate):
     """Every free vertex of ``looking`` (a superset of those with a
     candidate) finds its best free neighbour; mutual pairs match. Returns
     (the vertices still looking, those matched now)."""
-    live = looking[mate[looking] < 0]
+    nl = looking.shape[0]
+    live = np.empty(nl, np.bool_)
     # mate[] is only read here, so every thread sees the same matched set.
-    for i in prange(live.shape[0]):
-        u = live[i]
-        cand[u] = _next_candidate(u, sptr, snbr, head, mate)
+    for i in prange(nl):
+        u = looking[i]
+        live[i] = mate[u] < 0
+        if live[i]:
+            cand[u] = _next_candidate(u, sptr, snbr, head, mate)
     # Both ends of a mutual pair are live; the smaller writes it.
-    for i in prange(live.shape[0]):
-        u = live[i]
+    for i in prange(nl):
+        u = looking[i]
         c = cand[u]
-        if c > u and cand[c] == u:
+        if live[i] and c > u and cand[c] == u:
             mate[u] = c
             mate[c] = u
-    matched = mate[live] >= 0
-    return live[~matched & (cand[live] >= 0)], live[matched]
+    # One pass sorts them out (a chain of numpy masks read the arrays 13 times).
+    k_look = 0
+    k_done = 0
+    for i in range(nl):
+        if live[i]:
+            u = looking[i]
+            if mate[u] >= 0:
+                k_done += 1
+            elif cand[u] >= 0:
+                k_look += 1
+    still = np.empty(k_look, np.int64)
+    done = np.empty(k_done, np.int64)
+    k_look = 0
+    k_done = 0
+    for i in range(nl):
+        if live[i]:
+            u = looking[i]
+            if mate[u] >= 0:
+                done[k_done] = u
+                k_done += 1
+            elif cand[u] >= 0:
+                still[k_look] = u
+                k_look += 1
+    return still, done
 
 
 @njit(cache=True, inline="always")
