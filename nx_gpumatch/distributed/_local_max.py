@@ -44,6 +44,59 @@ def match_mutual(active, cand, mate, owned):
 
 
 @njit(cache=True)
+def settle(active, sptr, snbr, head, cand, mate, owned, newly, carried):
+    """After a round's mutual matches: the owned vertices that pointed at a
+    vertex just matched look again at once, and mutual pairs of owned
+    vertices match, one matched vertex at a time (as the shared-memory
+    engine's last rounds), so that a chain of ties inside a rank settles in
+    one superstep instead of one superstep per edge.
+
+    Safe on stale news of ghosts: a ghost believed free may be matched
+    elsewhere, so a candidate is never worse than the truth, and an owned
+    vertex named by a candidate is free for certain. Two owned vertices
+    pointing at each other thus share a locally dominant edge. Pairs with a
+    ghost wait for the next exchange. Vertices matched here join ``newly``;
+    those whose candidate changed here are set in ``carried`` (their
+    owners' neighbours hear of it in the next exchange)."""
+    # This round's matches (all in ``active``), and the ghosts they took.
+    stack = np.empty(2 * active.shape[0] + 16, np.int64)
+    top = 0
+    for i in range(active.shape[0]):
+        u = active[i]
+        if newly[u]:
+            stack[top] = u
+            top += 1
+            if not owned[mate[u]]:
+                stack[top] = mate[u]
+                top += 1
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        for p in range(sptr[x], sptr[x + 1]):
+            y = snbr[p]
+            if not owned[y] or mate[y] != -1 or cand[y] != x:
+                continue
+            h = head[y]
+            end = sptr[y + 1]
+            while h < end and mate[snbr[h]] != -1:
+                h += 1
+            head[y] = h
+            c = np.int64(snbr[h]) if h < end else np.int64(-1)
+            cand[y] = c
+            carried[y] = True
+            if c >= 0 and owned[c] and cand[c] == y:
+                mate[y] = c
+                mate[c] = y
+                newly[y] = True
+                newly[c] = True
+                if top + 2 > stack.shape[0]:
+                    stack = np.concatenate((stack, np.empty(stack.shape[0] + 2, np.int64)))
+                stack[top] = y
+                stack[top + 1] = c
+                top += 2
+
+
+@njit(cache=True)
 def arc_positions(indptr, indices, a, b):
     """Position of arc (a[i], b[i]) in the CSR rows (sorted by neighbour)."""
     out = np.empty(a.shape[0], np.int64)

@@ -101,9 +101,11 @@ def _local_max(p, comm):
     nb = Neighbours(comm, p.neighbours)
     stats.times["setup"] = time.perf_counter() - t
     t_comp = t_comm = 0.0
+    carried = np.zeros(nl, np.bool_)  # candidates changed by settle, not yet sent
     while True:
         t = time.perf_counter()
         changed = L.candidates(active, sptr, snbr, mate, head, cand)
+        changed |= carried & (mate == -1)
         active = active[cand[active] >= 0]
         t_comp += time.perf_counter() - t
         t = time.perf_counter()
@@ -133,6 +135,8 @@ def _local_max(p, comm):
         t_comm += time.perf_counter() - t
         t = time.perf_counter()
         newly = L.match_mutual(active, cand, mate, owned)
+        carried[:] = False
+        L.settle(active, sptr, snbr, head, cand, mate, owned, newly, carried)
         t_comp += time.perf_counter() - t
         t = time.perf_counter()
         # Newly matched boundary vertices, so that neighbours stop pointing at them.

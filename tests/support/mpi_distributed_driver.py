@@ -132,6 +132,33 @@ def group_matching():
             report(f"matching {name} {algorithm} stats agree", all(x == tot[0] for x in tot))
 
 
+def group_tie_chains():
+    """Unit weights chain the locally dominant edges (a path: one edge per
+    synchronous round); each rank settles its own part of a chain in one
+    superstep, so supersteps grow with the ranks a chain crosses, not its
+    length."""
+    n = 20_001
+    chains = {
+        "path": (np.arange(n - 1), np.arange(1, n)),
+        "ring lattice": (
+            np.repeat(np.arange(n), 3),
+            (np.repeat(np.arange(n), 3) + np.tile([1, 2, 3], n)) % n,
+        ),
+    }
+    for name, (s, t) in chains.items():
+        w = np.ones(s.shape[0])
+        ref = gm.max_weight_matching(Graph.from_arrays(s, t, w, num_nodes=n), algorithm="greedy")
+        lo, hi = RANK * s.shape[0] // P, (RANK + 1) * s.shape[0] // P
+        res = D.max_weight_matching(
+            (s[lo:hi], t[lo:hi], w[lo:hi]), algorithm="local_max", num_nodes=n
+        )
+        mate = res.gather_mate()
+        ok = comm.bcast(bool(np.array_equal(mate, ref)) if RANK == 0 else None)
+        report(f"tie chain {name} local_max", ok)
+        rounds = res.stats.rounds
+        report(f"tie chain {name} supersteps {rounds}", rounds <= 4 * P + 2, f"{rounds} rounds")
+
+
 def group_io():
     tmp = comm.bcast(tempfile.mkdtemp() if RANK == 0 else None)
     r = D.random_edges(120, 500, seed=9, comm=False)
@@ -474,7 +501,15 @@ def group_abort():
 
 
 if __name__ == "__main__":
-    groups = sys.argv[1:] or ["b_matching", "matching", "io", "errors", "cli", "threads"]
+    groups = sys.argv[1:] or [
+        "b_matching",
+        "matching",
+        "tie_chains",
+        "io",
+        "errors",
+        "cli",
+        "threads",
+    ]
     for grp in groups:
         globals()[f"group_{grp}"]()
     comm.Barrier()
