@@ -19,6 +19,7 @@ PROBLEMS = (
     "louvain",
     "bipartite",
     "distributed",
+    "distributed_louvain",
     "cold_start",
     "scaling",
     "cpm",

@@ -13,7 +13,9 @@ resolution gamma and seed. leidenalg's CPM counts n_C choose 2 pairs where
 networkx counts n_C**2 / 2: the two differ by gamma * n / 2 for every
 partition, so the same partition optimises both. Printed per case: CPM
 value and median time of each method, the ratio of ours to the best other,
-and whether every community of ours is connected.
+and whether every community of ours is connected; then per graph and gamma
+the mean over the seeds of the relative difference (a single run of either
+method varies by about half a percent with its seed).
 """
 
 import argparse
@@ -100,6 +102,7 @@ def main(argv=None):
     seeds = [int(s) for s in args.seeds.split(",")]
     gammas = [float(x) for x in args.resolutions.split(",")]
     worst = {}
+    cells = {}  # (graph kind, gamma, method) -> relative differences over seeds
 
     warm = graphs(args.n, 0)["planted"]  # load the compiled kernels before timing
     gm.leiden_communities(warm, resolution=gammas[0], metric="cpm", progress=False)
@@ -122,11 +125,19 @@ def main(argv=None):
                         # relative to the scale of the objective: the inner weight
                         rel = (ours - q[k]) / max(abs(q[k]), 1e-12)
                         worst[k] = min(worst.get(k, np.inf), rel)
+                        cells.setdefault((kind, gamma, k), []).append(rel)
                         line += f"  vs {k} {rel:+.4%}"
                 line += f"  connected={connected(g, res['nx_gpumatch'][0])}"
                 print(line, flush=True)
+    # One run of either method varies by about half a percent with the seed:
+    # the mean over seeds compares the methods, a single run mostly the seeds.
+    print(f"mean CPM difference over seeds {seeds}:")
+    for (kind, gamma, k), rels in cells.items():
+        print(f"  {kind:>7} gamma={gamma:g} vs {k}: {np.mean(rels):+.4%}")
     for k, rel in worst.items():
-        print(f"worst CPM difference ours vs {k}: {rel:+.4%}")
+        print(f"worst CPM difference ours vs {k}: {rel:+.4%} in one run", end="")
+        means = [np.mean(r) for (_, _, m), r in cells.items() if m == k]
+        print(f", {min(means):+.4%} in the mean over seeds")
     return 0
 
 
