@@ -94,6 +94,49 @@ def _sweep(verts, lv, st, scratch, res_over_m2):
     return moved
 
 
+@njit(cache=True)
+def _sum_pairs(x, y, w, lo, hi, K):
+    """The distinct pairs (x, y) in (x, y) order with their weights summed,
+    equal pairs in the order given (the float sums are the same on every
+    run): two stable counting sorts, by y in [0, K) and then by x in
+    [lo, hi), instead of a comparison sort of all the arcs."""
+    m = x.shape[0]
+    cnt = np.zeros(K + 1, np.int64)
+    for i in range(m):
+        cnt[y[i] + 1] += 1
+    for k in range(K):
+        cnt[k + 1] += cnt[k]
+    by_y = np.empty(m, np.int64)
+    for i in range(m):
+        by_y[cnt[y[i]]] = i
+        cnt[y[i]] += 1
+    span = hi - lo
+    cnt = np.zeros(span + 1, np.int64)
+    for i in range(m):
+        cnt[x[i] - lo + 1] += 1
+    for k in range(span):
+        cnt[k + 1] += cnt[k]
+    order = np.empty(m, np.int64)
+    for j in range(m):
+        i = by_y[j]
+        order[cnt[x[i] - lo]] = i
+        cnt[x[i] - lo] += 1
+    ox = np.empty(m, np.int64)
+    oy = np.empty(m, np.int64)
+    ow = np.empty(m, np.float64)
+    k = -1
+    for j in range(m):
+        i = order[j]
+        if k >= 0 and ox[k] == x[i] and oy[k] == y[i]:
+            ow[k] += w[i]
+        else:
+            k += 1
+            ox[k] = x[i]
+            oy[k] = y[i]
+            ow[k] = w[i]
+    return ox[: k + 1], oy[: k + 1], ow[: k + 1]
+
+
 # ---------------------------------------------------------------- levels
 class _Level:
     """This rank's share of one level's graph: local vertices (owned and
@@ -363,29 +406,29 @@ class _Run:
             x, y = got[:, 0], got[:, 1]
             w = np.ascontiguousarray(got[:, 2]).view(np.float64)
         lo, hi = min(K, me * c), min(K, (me + 1) * c)
-        o = np.lexsort((y, x))  # stable: equal pairs summed in arrival order
-        x, y, w = x[o], y[o], w[o]
-        if x.shape[0]:
-            first = np.flatnonzero(np.concatenate([[True], (x[1:] != x[:-1]) | (y[1:] != y[:-1])]))
-            x, y, w = x[first], y[first], np.add.reduceat(w, first)
+        x, y, w = _sum_pairs(x.astype(np.int64), y.astype(np.int64), w, lo, hi, K)
         selfs = x == y
         ghosts = np.unique(y[~selfs])
         ghosts = ghosts[(ghosts < lo) | (ghosts >= hi)]
         owned_gids = np.arange(lo, hi, dtype=np.int64)
         gids = np.union1d(owned_gids, ghosts).astype(np.int64)
         nl = gids.shape[0]
+        if ghosts.shape[0]:
+            local = lambda v: np.searchsorted(gids, v)  # noqa: E731
+        else:  # the block alone (one rank, or no cut edge): ids less its start
+            local = lambda v: v - lo  # noqa: E731
         loop = np.zeros(nl, np.float64)
-        loop[np.searchsorted(gids, x[selfs])] = 0.5 * w[selfs]
+        loop[local(x[selfs])] = 0.5 * w[selfs]
         ax, ay, aw = x[~selfs], y[~selfs], w[~selfs]
         indptr = np.zeros(nl + 1, np.int64)
-        np.cumsum(np.bincount(np.searchsorted(gids, ax), minlength=nl), out=indptr[1:])
+        np.cumsum(np.bincount(local(ax), minlength=nl), out=indptr[1:])
         nxt = _Level(
             K,
             gids,
-            np.searchsorted(gids, owned_gids),
+            local(owned_gids),
             gids // c,
             indptr,
-            np.searchsorted(gids, ay),
+            local(ay),
             aw,
             loop,
             block=c,
