@@ -201,8 +201,14 @@ def warmup(families=None, *, progress=True):
         t = time.perf_counter()
         with cpu.interpreted(False):  # compile, even where small calls run interpreted
             ok = FAMILIES[name](False)
-            if ok and cpu.num_threads() > 1:
-                FAMILIES[name](True)  # the threaded builds
+            many = cpu.num_threads()
+            if ok and many > 1:
+                # The threaded builds, and the large calls' serial ones: both
+                # counts named, since a count left open follows the load of
+                # the moment (a busy machine would compile one of them only).
+                for k in (many, 1):
+                    with cpu.threads(k):
+                        FAMILIES[name](True)
         if ok:
             times[name] = time.perf_counter() - t
     bar.close()

@@ -210,24 +210,33 @@ def test_kernels_run_without_a_writable_cache_folder():
 WARM_THEN_LARGE = r"""
 import sys
 import nx_gpumatch as gm
+from nx_gpumatch import cpu
 from nx_gpumatch.generators import random_graph
-if sys.argv[1] == "warmup":
+step, load = sys.argv[1:]
+if step == "warmup":
+    if load == "busy":  # every other core taken while warmup runs
+        cpu.free_cores = lambda: 1
     gm.warmup(["suitor", "louvain"], progress=False)
 else:
+    # A count left open follows the load; on a busy machine, name both.
+    counts = [None] if load == "quiet" else [2, 1]
     g = random_graph(60_000, 400_000, seed=2)
-    gm.max_weight_matching(g, algorithm="suitor")
-    gm.louvain_communities(g, seed=3)
+    for k in counts:
+        gm.max_weight_matching(g, algorithm="suitor", threads=k)
+        gm.louvain_communities(g, seed=3, threads=k)
 """
 
 
-def test_warmup_compiles_what_a_large_call_uses(tmp_path):
+@pytest.mark.parametrize("load", ["quiet", "busy"])
+def test_warmup_compiles_what_a_large_call_uses(tmp_path, load):
     """After warmup, a large call in a new process (threads, batched sweeps)
-    loads every kernel from the cache and compiles none."""
+    loads every kernel from the cache and compiles none, also when warmup ran
+    while the other cores were busy (it names its thread counts)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_NUM_THREADS="2")
     for step in ("warmup", "large"):
         before = {p.name for p in tmp_path.rglob("*") if p.is_file()}
         subprocess.run(
-            [sys.executable, "-c", WARM_THEN_LARGE, step], env=env, check=True, timeout=600
+            [sys.executable, "-c", WARM_THEN_LARGE, step, load], env=env, check=True, timeout=600
         )
     new = {p.name for p in tmp_path.rglob("*") if p.is_file()} - before
     assert not new, f"compiled after warmup: {sorted(new)}"
