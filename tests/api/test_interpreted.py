@@ -238,6 +238,26 @@ def test_njit_call_forms():
     assert len(h.signatures) == 1 and k.signatures == []  # k: inlined into caller
 
 
+def test_constant_arguments_compile_one_copy():
+    """A jitted function called with constants (0, -1, True) and with variables
+    from jitted code compiles once, for the plain types, not once per pattern
+    of constants among the call sites."""
+
+    @cpu.njit(cache=False, no_cpython_wrapper=True)
+    def step(a, k, flag):
+        return a[k] + 1 if flag else a[k] - 1
+
+    @cpu.njit(cache=False)
+    def caller(a, k):
+        return step(a, 0, True) + step(a, -1, False) + step(a, k, k > 0) + step(a, 1, True)
+
+    a = np.arange(4, dtype=np.int64)
+    assert caller(a, np.int64(2)) == (0 + 1) + (3 - 1) + (2 + 1) + (1 + 1)
+    assert [str(s) for s in step.signatures] == [
+        "(Array(int64, 1, 'C', False, aligned=True), int64, bool)"
+    ]
+
+
 def test_kernel_twins_interpreted():
     from nx_gpumatch.cpu import csr
 
