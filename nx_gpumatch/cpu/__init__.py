@@ -48,18 +48,19 @@ class _Reached(set):
 # Largest input that a family runs interpreted while its kernels are not
 # compiled: edges (graphs), stored entries (bipartite: of the matrix; stable
 # marriage: of both sides' lists). A first call on a medium input would wait
-# for the whole compile (3-14 CPU s per family); up to these sizes the
-# interpreted call costs at most about a sixth of it on random inputs (0.3-2 s
+# for the whole compile (3-25 CPU s per family); up to these sizes the
+# interpreted call costs at most about a quarter of it on random inputs (0.3-3 s
 # on a loaded 2-core machine; see python -m nx_gpumatch.benchmark cold_start
-# --limits, and --medium for first calls).
+# --limits, and --medium for first calls). Exact matching interpreted: 2.8 CPU s
+# at 32k edges against a 10 s compile; Leiden: 3 s against 16-27 s.
 INTERPRET_MAX = {
     "graph": 64000,  # building the CSR form
     "matching": 20000,
-    "exact": 16000,
+    "exact": 32000,
     "b_matching": 30000,
     "stable_marriage": 64000,
     "louvain": 32000,
-    "leiden": 8000,
+    "leiden": 32000,
     "bipartite": 64000,
 }
 # Interpreted seconds a family may spend in one process; past them its next
@@ -151,11 +152,16 @@ def should_interpret(family, size):
 
 
 @contextlib.contextmanager
-def run(family, size, n_threads=None):
+def run(family, size, n_threads=None, interpret=None):
     """:func:`threads` for one call of a family's kernels, interpreted when
-    :func:`should_interpret` says so (and nothing decided it already)."""
+    :func:`should_interpret` says so (and nothing decided it already).
+    ``interpret``: that answer, asked once by a caller that runs one call in
+    several steps (levels), so that a call which starts interpreted does not
+    stop halfway to compile once the family's interpreted time is spent."""
     with threads(n_threads, size) as n:
-        if _INTERPRETING.get() is not None or not should_interpret(family, size):
+        if interpret is None:
+            interpret = should_interpret(family, size)
+        if _INTERPRETING.get() is not None or not interpret:
             yield n
             return
         t = time.perf_counter()

@@ -4,6 +4,7 @@ import os
 import threading
 
 import numpy as np
+from numba.core import errors, types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
@@ -82,6 +83,17 @@ class Dispatcher(CPUDispatcher):
 
     def get_call_template(self, args, kws):  # a jitted caller types a call
         self._compile_lazy_sigs()
+        # A constant argument (0, -1, True) arrives as a literal type, and numba
+        # would compile one more copy of the callee for each pattern of
+        # constants among its call sites; no kernel needs a constant's value
+        # while typing, so the one copy for the plain types serves them all.
+        plain = tuple(types.unliteral(a) for a in args)
+        plain_kws = {k: types.unliteral(v) for k, v in kws.items()}
+        if plain != tuple(args) or plain_kws != kws:
+            try:
+                return super().get_call_template(plain, plain_kws)
+            except errors.TypingError:
+                pass  # typing needs the constants after all
         return super().get_call_template(args, kws)
 
     def _compile_for_args(self, *args, **kws):  # a call from Python

@@ -238,6 +238,26 @@ def test_njit_call_forms():
     assert len(h.signatures) == 1 and k.signatures == []  # k: inlined into caller
 
 
+def test_constant_arguments_compile_one_copy():
+    """A jitted function called with constants (0, -1, True) and with variables
+    from jitted code compiles once, for the plain types, not once per pattern
+    of constants among the call sites."""
+
+    @cpu.njit(cache=False, no_cpython_wrapper=True)
+    def step(a, k, flag):
+        return a[k] + 1 if flag else a[k] - 1
+
+    @cpu.njit(cache=False)
+    def caller(a, k):
+        return step(a, 0, True) + step(a, -1, False) + step(a, k, k > 0) + step(a, 1, True)
+
+    a = np.arange(4, dtype=np.int64)
+    assert caller(a, np.int64(2)) == (0 + 1) + (3 - 1) + (2 + 1) + (1 + 1)
+    assert [str(s) for s in step.signatures] == [
+        "(Array(int64, 1, 'C', False, aligned=True), int64, bool)"
+    ]
+
+
 def test_kernel_twins_interpreted():
     from nx_gpumatch.cpu import csr
 
@@ -298,6 +318,29 @@ def test_policy():
             assert not cpu.should_interpret(fam, 1)
         with pytest.raises(ValueError, match="interpret_small"):
             cfg.interpret_small = "yes"
+    finally:
+        del cpu.INTERPRET_MAX[fam]
+        cpu._SPENT.pop(fam, None)
+
+
+def test_call_in_levels_stays_interpreted():
+    """A call run level by level (Louvain, Leiden) decides once: when its first
+    level uses up the family's interpreted time, the later levels still run
+    interpreted instead of stopping to compile."""
+    from nx_gpumatch.algorithms.community.common import with_threads
+
+    fam = "test-levels"
+    cpu.INTERPRET_MAX[fam] = 10
+
+    def levels():
+        for _ in range(3):
+            cpu._SPENT.setdefault(fam, [set(), 0.0])[1] = cpu.INTERPRET_BUDGET  # all spent
+            yield cpu._INTERPRETING.get() is not None
+
+    try:
+        with get_config()(interpret_small=True):
+            assert list(with_threads(1, levels(), fam, 5)) == [True, True, True]
+            assert list(with_threads(1, levels(), fam, 5)) == [False, False, False]
     finally:
         del cpu.INTERPRET_MAX[fam]
         cpu._SPENT.pop(fam, None)
@@ -407,7 +450,9 @@ for g in (G, H):
     for (u, v), w in zip(g.edges(), rng.random(g.number_of_edges()).tolist()):
         g[u][v]["weight"] = w
 gm.max_weight_matching(G)
+gm.max_weight_matching(H)
 gm.louvain_communities(H, seed=1, device="cpu")
+gm.leiden_communities(H, seed=1, device="cpu")
 gm.max_weight_matching(H, algorithm="suitor", device="cpu")
 from nx_gpumatch.cpu._dispatch import Dispatcher
 compiled = sorted(d.py_func.__qualname__ for d in gc.get_objects()
@@ -417,9 +462,9 @@ print(json.dumps({"compiled": compiled}))
 
 
 def test_first_medium_calls_compile_nothing(tmp_path):
-    """A first call on a medium graph (exact matching on 10k edges, Louvain and
-    Suitor on 20k) answers interpreted in about a second instead of waiting for
-    a compile of 3-10 CPU seconds."""
+    """A first call on a medium graph (exact matching on 10k and 20k edges,
+    Louvain, Leiden and Suitor on 20k) answers interpreted in about a second
+    instead of waiting for a compile of 3-16 CPU seconds."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NX_GPUMATCH_INTERPRET_SMALL="1")
     out = subprocess.run(
         [sys.executable, "-c", MEDIUM_CHILD], env=env, capture_output=True, text=True, check=True

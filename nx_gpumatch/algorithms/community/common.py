@@ -104,8 +104,9 @@ def with_threads(threads, gen, family, size):
     other work."""
     from nx_gpumatch import cpu
 
+    interpret = cpu.should_interpret(family, size)  # once for the whole call
     while True:
-        with cpu.run(family, size, threads):
+        with cpu.run(family, size, threads, interpret):
             try:
                 item = next(gen)
             except StopIteration:

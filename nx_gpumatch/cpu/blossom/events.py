@@ -228,7 +228,7 @@ def scan_blossom(b, tb, vnext, g, c, nd, fd, H, meta):
         x = vnext[x]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, _nrt=False)
 def rebuild(st):
     """All current events from scratch (after an overflow, and at the start)."""
     n, esrc, edst, wl, c, nd, fd, vname = (

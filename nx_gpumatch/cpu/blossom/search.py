@@ -61,7 +61,7 @@ from nx_gpumatch.cpu.blossom.tables import (
 )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, _nrt=False)
 def _warm_start(st, maxcard, order):
     """Feasible duals and a matching of tight edges: from y_v = max incident w / 2
     (set by the caller), each vertex (largest y first: ``order``, sorted outside so
@@ -144,7 +144,7 @@ def _current(kh, kl, p, st):
     return True, ek, th, tl, late
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, _nrt=False)
 def _tight_edge(e, ek, st, dh, dl, ntrees, nfree, stamp):
     """Edge e between an S vertex and a free one (ek 2) or two S vertices (ek 3)
     became tight: grow the tree, augment, or form a blossom. Returns (open
@@ -202,9 +202,9 @@ def _tight_edge(e, ek, st, dh, dl, ntrees, nfree, stamp):
     return ntrees, nfree, stamp
 
 
-# Without reference counting: _solve allocates nothing (every array comes from
-# _run), and counting references to the bundle's arrays at each event (its
-# helpers are inlined here) made the search 10-20% slower.
+# Without reference counting: _solve and its helpers allocate nothing (every
+# array comes from _run), and counting references to the bundle's arrays at
+# each event made the search 10-20% slower.
 @njit(cache=True, _nrt=False)
 def _solve(st, maxcard, warm, order):
     """The search. Every array of ``st`` is allocated and initialised by
@@ -214,7 +214,7 @@ def _solve(st, maxcard, warm, order):
     nfree = n
     if warm:
         _warm_start(st, maxcard, order)
-    ntrees = 0
+    ntrees = np.int64(0)  # not a literal: _tight_edge is compiled for int64 once
     for v in range(n):
         if mate[v] == -1 and (fd[v, YH] > 0.0 or (fd[v, YH] == 0.0 and fd[v, YL] > 0.0)):
             setlab(v, SLAB, nd, fd)
@@ -222,7 +222,7 @@ def _solve(st, maxcard, warm, order):
             ntrees += 1
     roots = ntrees
     rebuild(st)
-    stamp = 0
+    stamp = np.int64(0)
     dh = 0.0
     dl = 0.0
     events = 0

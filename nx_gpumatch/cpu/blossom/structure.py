@@ -176,7 +176,7 @@ def augment_side(s, j, n, nd, mate, vname, stk, chain):
         j = ts
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, _nrt=False)
 def dissolve(r, st, dh, dl):
     """Unlabel every blossom of the tree rooted at r; vertices leaving T may now
     have events with S vertices of other trees."""
@@ -208,7 +208,7 @@ def dissolve(r, st, dh, dl):
         scan_blossom(buf[i], buf[i], vnext, g, c, nd, fd, H, meta)
 
 
-@njit(cache=True, inline="always")
+@njit((i8, I2, I1, I1), cache=True, no_cpython_wrapper=True, _nrt=False)
 def _s_parent(b, nd, mate, vname):
     t = mate[nd[b, BASE]]
     if t == -1:
@@ -216,7 +216,7 @@ def _s_parent(b, nd, mate, vname):
     return nd[vname[nd[nd[vname[t], OWNER], LFROM]], OWNER]
 
 
-@njit(cache=True, inline="always")
+@njit((i8, i8, I1, I2, I1, I1), cache=True, no_cpython_wrapper=True, _nrt=False)
 def _path_up(x, lca, path, nd, mate, vname):
     """The top-level blossoms from S-blossom x up its tree to lca (excluded),
     S and T in turn, into path; returns their number."""
@@ -230,7 +230,7 @@ def _path_up(x, lca, path, nd, mate, vname):
     return n
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, _nrt=False)
 def _cycle(u, v, st, stamp):
     """The cycle of top-level blossoms that the tight S-S edge (u, v) closes in
     its tree, in st.cyc from the common ancestor (cyc[0]) down v's side and up
@@ -291,7 +291,7 @@ def _cycle(u, v, st, stamp):
     return k
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, _nrt=False)
 def form_blossom(u, v, st, nfree, stamp, dh, dl):
     """New S-blossom from the tight S-S edge (u, v) inside one tree; returns
     (its id, the number of T-children it took, listed in st.buf, nfree)."""
@@ -378,7 +378,7 @@ def form_blossom(u, v, st, nfree, stamp, dh, dl):
     return B, nt, nfree
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True, _nrt=False)
 def expand(B, st, dh, dl):
     """Expand the T-blossom B whose dual reached zero: the even path from the
     entry child to the base child stays in the tree (T, S, ..., T), the other

@@ -12,6 +12,10 @@ from nx_gpumatch.cpu import njit
 # ids: one explicit signature each, instead of one compiled copy per literal
 # value and integer width. Helpers are built with no_cpython_wrapper: they are
 # only called from jitted code, so no Python entry point is compiled for them.
+# The search's larger steps are such helpers too (compiled without reference
+# counting, as the search is), not inlined by Numba: inlining copied and typed
+# each one again at every call site, which made the first call's compile
+# longer, and LLVM still inlines where it pays.
 i8, f8 = types.int64, types.float64
 I1, I2, F2 = types.int32[::1], types.int32[:, ::1], types.float64[:, ::1]
 
