@@ -255,10 +255,12 @@ def min_weight_matching(
 def maximal_matching(G, *, device=None, threads=None, source="source", target="target"):
     """A maximal matching: the greedy matching with all edges weighing 1, i.e. edges
     taken in (min id, max id) order. Accepts the inputs of :func:`max_weight_matching`
-    (weights are ignored; a DataFrame result has the source and target columns)."""
-    check_options("suitor", device=device, threads=threads)
+    (weights are ignored; a DataFrame result has the source and target columns).
+    Greedy on one weight is a single pass over the rows on the CPU (no ranking),
+    Suitor on the GPU."""
+    check_options("greedy", device=device, threads=threads)
     inp = convert(G, weight=None, source=source, target=target)
-    mate = mate_array(inp.graph.unweighted(), "suitor", device=device, threads=threads)
+    mate = mate_array(inp.graph.unweighted(), "greedy", device=device, threads=threads)
     return matching_result(inp.graph, inp.kind, mate, weight=None, inp=inp)
 
 
