@@ -47,8 +47,9 @@ AHEAD = 16
 # What the weights allow the scan to skip (weight_mode). Unit and small-integer
 # weights, the common networkx inputs, tie on almost every comparison: where
 # every key is exact, equal keys mean equal weights and the edge order falls to
-# the pairs without a lookup; where all weights are one positive value, a sorted
-# row's first neighbour that accepts is its best, and the scan stops there.
+# the pairs without a lookup; where all weights are one positive value, the
+# edge order is the pair order and one sweep in id order finds the matching
+# (id_order_sweep).
 GENERAL = 0
 EXACT_KEYS = 1  # every positive weight has zero low 32 bits
 CONSTANT = 2  # every weight is the same positive value (implies EXACT_KEYS)
@@ -150,20 +151,6 @@ def _best_accepting(cur, lim_k, indptr, indices, weights, wbits, word, ahead_end
     return best_v, best_w, best_k
 
 
-@njit(cache=True, inline="always")
-def _first_accepting(cur, indptr, indices, word):
-    """The same for CONSTANT weights: every word holds the one key (or is
-    EMPTY), so only pairs are compared and no weight is read; rows are sorted
-    by id, so in the edge order, and the first neighbour that accepts cur is
-    its best (the rest of the row is not read)."""
-    for p in range(indptr[cur], indptr[cur + 1]):
-        v = np.int64(indices[p])
-        held = word[v]
-        if held == EMPTY or pair_less(cur, v, np.int64(held & LOW32), v):
-            return v
-    return np.int64(-1)
-
-
 @njit(cache=True)
 def _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, ahead_end, mode):
     """Scan cur's row and win the best edge whose word accepts cur.
@@ -177,13 +164,9 @@ def _suitor_scan(cur, lim_k, indptr, indices, weights, wbits, word, ahead_end, m
     word that held it, no weight lookup) and skipping only strictly smaller keys
     is conservative: an edge let through is merely refused again."""
     while True:
-        if mode == CONSTANT:
-            best_v = _first_accepting(cur, indptr, indices, word)
-            best_w, best_k = weights[0], coarse_key(wbits[0])
-        else:
-            best_v, best_w, best_k = _best_accepting(
-                cur, lim_k, indptr, indices, weights, wbits, word, ahead_end, mode
-            )
+        best_v, best_w, best_k = _best_accepting(
+            cur, lim_k, indptr, indices, weights, wbits, word, ahead_end, mode
+        )
         if best_v < 0:
             return np.int64(-1), lim_k
         offer = (best_k << np.uint64(32)) | np.uint64(cur)
@@ -311,7 +294,10 @@ def _mates_from_words(word):
 def suitor(n, indptr, indices, weights, mode=GENERAL):
     """Parallel lock-free Suitor (Manne and Halappanavar 2014): equals the greedy
     matching. ``mode``: what :func:`weight_mode` says of the weights (rows must
-    be sorted by id); GENERAL is right for any weights."""
+    be sorted by id); GENERAL is right for any weights. One weight for every
+    edge is scanned as exact keys: :func:`run` takes :func:`id_order_sweep`
+    there instead."""
+    mode = min(mode, EXACT_KEYS)
     word = np.full(n, EMPTY, np.uint64)
     wbits = weights.view(np.uint64)
     _suitor_run(n, indptr, indices, weights, wbits, word, num_threads(), mode)
@@ -680,12 +666,15 @@ def run(graph, algorithm, *, seed=0, select="weighted"):
     The caller sets the thread count (``nx_gpumatch.cpu.run``)."""
     n = graph.num_nodes
     mode = graph.cached("weight_mode", lambda: weight_mode(graph.edge_weight))
+    if mode == CONSTANT and algorithm != "red_blue":
+        # All three are the greedy matching; this order needs no ranking, no
+        # rounds (a chain of ties settles one edge per round) and no
+        # proposals (every vertex's first free neighbour tends to be a hub:
+        # on a 1M-edge power-law graph two threads' proposals took 7-20 ms
+        # as they contended for its word, one thread 12 ms, the sweep 3.5).
+        return id_order_sweep(n, graph.indptr, graph.indices)
     if algorithm == "suitor":
         return suitor(n, graph.indptr, graph.indices, graph.weights, mode)
-    if mode == CONSTANT and algorithm in ("greedy", "local_max"):
-        # Both are the greedy matching; this order needs no ranking and no
-        # rounds (a chain of ties would settle one edge per round).
-        return id_order_sweep(n, graph.indptr, graph.indices)
     usable = graph.num_usable()
     if algorithm == "greedy":
         return greedy(n, graph.edge_src, graph.edge_dst, graph.edge_order(), usable)
