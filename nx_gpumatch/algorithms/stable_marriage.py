@@ -419,7 +419,8 @@ def _choose_engine(prefs, algorithm, device, parallel, threads):
     if algorithm == "mcvitie_wilson" and resolve_device(device, prefs.num_entries) == "gpu":
         return "gpu"
     if parallel is None:
-        with cpu.threads(threads) as parts:
+        # as cpu.run("stable_marriage", ...) will count the threads
+        with cpu.threads(threads, prefs.num_entries, shared_core=True) as parts:
             parallel = parts > 1 and prefs.num_entries >= PARALLEL_MIN_ENTRIES
     return "parallel" if parallel else "sequential"
 

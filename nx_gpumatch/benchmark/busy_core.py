@@ -37,18 +37,18 @@ def _calls():
     from nx_gpumatch import generators as G
     from nx_gpumatch.generators_bipartite import bipartite_graph
 
-    unit = G.chung_lu(100_000, 10, 2.5, seed=0, weights="unit")
     weighted = G.chung_lu(100_000, 10, 2.5, seed=0, weights="uniform")
     communities, _ = G.planted_partition(50_000, 200, 12, 4, seed=0)
     A = bipartite_graph("random", 200_000, 0).tocsr()
     prefs = gm.stable_marriage_instance("easy", 200_000, seed=0)
 
     def local_max():
-        unit.clear_cache()  # the ranking's kernels are part of a first call
-        return gm.max_weight_matching(unit, algorithm="local_max")
+        weighted.clear_cache()  # the ranking's kernels are part of a first call
+        return gm.max_weight_matching(weighted, algorithm="local_max")
 
+    # Weighted: on one weight both are one pass on one thread (id_order_sweep).
     return {
-        "suitor": lambda: gm.max_weight_matching(unit, algorithm="suitor"),
+        "suitor": lambda: gm.max_weight_matching(weighted, algorithm="suitor"),
         "local_max": local_max,
         "b_matching": lambda: gm.b_matching(weighted, 3),
         "bipartite": lambda: gm.maximum_bipartite_matching(A),
@@ -59,9 +59,13 @@ def _calls():
 
 
 def _once(fn, n_threads):
+    """Seconds of one call; ``n_threads`` None: as a user calls (nothing set
+    around the call, which then chooses its own count)."""
+    import contextlib
+
     from nx_gpumatch import cpu
 
-    with cpu.threads(n_threads):
+    with cpu.threads(n_threads) if n_threads else contextlib.nullcontext():
         t = time.perf_counter()
         fn()
         return time.perf_counter() - t
