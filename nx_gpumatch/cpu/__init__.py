@@ -274,9 +274,9 @@ def _runnable():
 # Families whose parallel loops hand out work dynamically and meet at few
 # barriers: a thread on a core another process keeps busy still adds work
 # there, so they take one thread more than the free cores. With one of two
-# cores busy, two threads took 0.80-0.85x of one thread's time in stable
-# marriage (four runs); bipartite matching 0.84-1.12x, Louvain and Leiden
-# 1.05x, the matchings the same as one thread: those keep to the free cores.
+# cores busy, two threads took 0.80-0.89x of one thread's time in stable
+# marriage (six runs); bipartite matching 0.84-1.12x, Louvain and Leiden
+# 1.05-1.07x, the matchings about one thread's: those keep to the free cores.
 SHARED_CORE_FAMILIES = ("stable_marriage",)
 
 
