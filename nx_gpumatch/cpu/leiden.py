@@ -247,6 +247,39 @@ _refine_1, _, _ = serial_builds(_refine, _intra_weights, _refine_lanes)
 
 
 @njit(cache=True)
+def leave_walk(indptr, indices, w, k, comm, a, order, res_over_m2):
+    """The vertices of ``order`` that gain by leaving their community to be
+    alone, in the walk's order: each v in turn leaves community C (weight
+    ``a``, updated as vertices leave) when E(v, C - v) < (R / m2) k_v (a_C -
+    k_v). ``comm`` (ids below a's length) is changed in place: a vertex that
+    left gets -1. Rows may reach vertices outside ``order`` (another rank's
+    ghosts), which stay where ``comm`` puts them."""
+    left = np.empty(order.shape[0], np.int32)
+    nleft = 0
+    for t in range(order.shape[0]):
+        v = order[t]
+        c = comm[v]
+        rest = a[c] - k[v]
+        if rest <= 0.0:
+            continue  # alone already (node weights are positive)
+        e = 0.0
+        for p in range(indptr[v], indptr[v + 1]):
+            j = indices[p]
+            if j != v and comm[j] == c:
+                e += w[p]
+        cost = res_over_m2 * k[v] * rest
+        # v gains cost - e by leaving; the margin keeps rounding from moving
+        # a vertex whose two sides are equal
+        if cost - e <= 1e-12 * (cost + e):
+            continue
+        comm[v] = -1
+        a[c] = rest
+        left[nleft] = v
+        nleft += 1
+    return left[:nleft]
+
+
+@njit(cache=True)
 def _leave(indptr, indices, w, k, comm, order, res_over_m2):
     n = indptr.shape[0] - 1
     out = comm.astype(np.int32)
@@ -255,34 +288,16 @@ def _leave(indptr, indices, w, k, comm, order, res_over_m2):
     for v in range(n):
         a[out[v]] += k[v]
         used[out[v]] = True
+    left = leave_walk(indptr, indices, w, k, out, a, order, res_over_m2)
+    # Each vertex that left takes the smallest id no community had: one
+    # exists, as v shared its community.
     free = 0
-    left = 0
-    for t in range(n):
-        v = order[t]
-        c = out[v]
-        rest = a[c] - k[v]
-        if rest <= 0.0:
-            continue  # alone already (node weights are positive)
-        e = 0.0
-        for p in range(indptr[v], indptr[v + 1]):
-            j = indices[p]
-            if j != v and out[j] == c:
-                e += w[p]
-        cost = res_over_m2 * k[v] * rest
-        # v gains cost - e by leaving; the margin keeps rounding from moving
-        # a vertex whose two sides are equal
-        if cost - e <= 1e-12 * (cost + e):
-            continue
-        while free < n and used[free]:
+    for t in range(left.shape[0]):
+        while used[free]:
             free += 1
-        if free == n:
-            break  # cannot happen: v shares c, so some id is unused
         used[free] = True
-        out[v] = free
-        a[c] = rest
-        a[free] = k[v]
-        left += 1
-    return out, left
+        out[left[t]] = free
+    return out, left.shape[0]
 
 
 def leave(indptr, indices, w, k, comm, order, res_over_m2):

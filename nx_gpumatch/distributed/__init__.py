@@ -7,7 +7,8 @@ ghosts, runs the package's CPU engine inside each rank, and returns on every
 rank the partners of the vertices it owns. Results equal the shared-memory
 ``nx_gpumatch.b_matching`` / ``max_weight_matching(algorithm="suitor")``
 exactly, for any number of ranks and any partition. ``louvain_communities``
-returns each owned vertex's community (see :mod:`.louvain`).
+and ``leiden_communities`` return each owned vertex's community (see
+:mod:`.louvain` and :mod:`.leiden`).
 
 Importing this package does not import mpi4py; the first call does. Inside an
 MPI job, an uncaught exception on a rank aborts the job, and a rank that waits
@@ -21,6 +22,7 @@ from nx_gpumatch.distributed._faults import get_timeout, set_timeout
 from nx_gpumatch.distributed.b_matching import as_partition, b_matching
 from nx_gpumatch.distributed.communities import CommunityStats, DistributedCommunities
 from nx_gpumatch.distributed.io import random_edges, read_edges_npy, read_mtx, rmat_edges
+from nx_gpumatch.distributed.leiden import leiden_communities
 from nx_gpumatch.distributed.louvain import louvain_communities
 from nx_gpumatch.distributed.matching import max_weight_matching
 from nx_gpumatch.distributed.parquet import read_parquet
@@ -31,6 +33,7 @@ __all__ = [
     "b_matching",
     "max_weight_matching",
     "louvain_communities",
+    "leiden_communities",
     "partition_edges",
     "as_partition",
     "Partition",

@@ -13,7 +13,7 @@ from nx_gpumatch.distributed._comm import (
 __all__ = ["DistributedCommunities", "CommunityStats"]
 
 COUNTS = ("ghost_updates", "aggregation_rows", "label_queries", "bytes")
-PHASES = ("partition", "setup", "move", "communicate", "aggregate", "labels")
+PHASES = ("partition", "setup", "move", "refine", "communicate", "aggregate", "labels")
 
 
 class CommunityStats:
@@ -83,17 +83,33 @@ class DistributedCommunities:
 
     ``vertices``: the global ids this rank owns, ascending; ``labels[i]``
     the community of ``vertices[i]`` (dense ids 0..K-1 over all ranks).
-    ``modularity_found``: the method's own modularity of the result (the same
-    on every rank). ``stats``: a :class:`CommunityStats`. Methods marked
-    collective must be called on every rank.
+    ``metric``: the objective optimised, "modularity" or "cpm" (Leiden's
+    Constant Potts Model, ``resolution`` its gamma); ``quality_found``: the
+    method's own value of it for the result, and for modularity also
+    ``modularity_found`` (the same on every rank). ``stats``: a
+    :class:`CommunityStats`. Methods marked collective must be called on every
+    rank.
     """
 
-    def __init__(self, part, vertices, labels, q, resolution, stats, comm):
+    def __init__(
+        self,
+        part,
+        vertices,
+        labels,
+        q,
+        resolution,
+        stats,
+        comm,
+        metric="modularity",
+        quality_found=None,
+    ):
         self._part = part
         self.num_nodes = part.num_nodes
         self.vertices = vertices
         self.labels = labels
-        self.modularity_found = float(q)
+        self.metric = metric
+        self.modularity_found = float(q) if metric == "modularity" else None
+        self.quality_found = float(q) if quality_found is None else float(quality_found)
         self.resolution = float(resolution)
         self.stats = stats
         self.comm = comm
@@ -105,10 +121,36 @@ class DistributedCommunities:
 
     def modularity(self, resolution=None):
         """networkx's modularity of the labels on the input graph, self-loops
-        included (collective; ``resolution`` None: the call's). Computed from
-        the input edges, as a check on :attr:`modularity_found`."""
+        included (collective; ``resolution`` None: the call's, or 1 after a
+        CPM run). Computed from the input edges, as a check on
+        :attr:`modularity_found`."""
+        inner, m, vol, _ = self._sums()
+        if resolution is None:
+            resolution = self.resolution if self.metric == "modularity" else 1.0
+        if m == 0:
+            return 0.0
+        return float(inner / m - float(resolution) * float(np.dot(vol, vol)) / (4 * m * m))
+
+    def cpm(self, resolution=None):
+        """networkx's ``constant_potts_model`` of the labels on the input
+        graph, every vertex of weight 1 (collective; ``resolution``, gamma,
+        None: the call's): the inner edge weight, self-loops included, less
+        gamma * n_C**2 / 2 for each community C."""
+        inner, _, _, sizes = self._sums()
+        gamma = self.resolution if resolution is None else float(resolution)
+        return float(inner - gamma * float(np.dot(sizes, sizes)) / 2.0)
+
+    def connected(self):
+        """True if every community induces a connected subgraph of the input
+        graph (collective; the parts are found across the ranks)."""
+        from nx_gpumatch.distributed.leiden import communities_connected
+
+        return communities_connected(self._part, self.labels, self.comm)
+
+    def _sums(self):
+        """(inner weight, total weight, weighted degree and size of each
+        community), over the ranks (collective)."""
         p, comm = self._part, self.comm
-        res = self.resolution if resolution is None else float(resolution)
         nl = p.gids.shape[0]
         lab = np.full(nl, -1, np.int64)
         lab[p.owned_ids] = self.labels
@@ -131,13 +173,11 @@ class DistributedCommunities:
                 [float(w[lab[a] == lab[b]].sum()) + float(loops.sum())],
                 [float(w.sum()) + float(loops.sum())],
                 vol,
+                np.bincount(self.labels, minlength=K).astype(np.float64),
             ]
         )
-        out = allreduce(comm, local, "sum", "modularity()")
-        inner, m, vol = out[0], out[1], out[2:]
-        if m == 0:
-            return 0.0
-        return float(inner / m - res * float(np.dot(vol, vol)) / (4 * m * m))
+        out = allreduce(comm, local, "sum", "the sums of the communities")
+        return out[0], out[1], out[2 : 2 + K], out[2 + K :]
 
     def gather(self, root=0):
         """The label of every vertex (int64 array of length num_nodes) on

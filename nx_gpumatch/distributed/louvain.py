@@ -141,12 +141,12 @@ def _sum_pairs(x, y, w, lo, hi, K):
 class _Level:
     """This rank's share of one level's graph: local vertices (owned and
     ghosts) by global id ascending, CSR rows of the owned ones (ghost rows
-    are empty), self-loops and weighted degrees (owned), each local vertex's
-    owner, the neighbour ranks and the boundary vertices each one sees.
-    ``block``: the block size of the level's partition (None: level 0, whose
-    partition may be any)."""
+    are empty), self-loops and vertex weights ``k`` (owned; None: the
+    weighted degrees), each local vertex's owner, the neighbour ranks and the
+    boundary vertices each one sees. ``block``: the block size of the level's
+    partition (None: level 0, whose partition may be any)."""
 
-    def __init__(self, n, gids, owned_ids, owner, indptr, indices, w, loop, block=None):
+    def __init__(self, n, gids, owned_ids, owner, indptr, indices, w, loop, block=None, k=None):
         self.n = int(n)
         self.gids = gids
         self.owned_ids = owned_ids.astype(np.int32)
@@ -155,7 +155,8 @@ class _Level:
         self.indices = indices.astype(np.int32)
         self.w = np.ascontiguousarray(w, np.float64)
         self.loop = np.ascontiguousarray(loop, np.float64)
-        self.k = weighted_degrees(self.indptr, self.w, self.loop)
+        self.degrees = weighted_degrees(self.indptr, self.w, self.loop)
+        self.k = self.degrees if k is None else np.ascontiguousarray(k, np.float64)
         self.block = block
         nl = gids.shape[0]
         owned = np.zeros(nl, bool)
@@ -173,9 +174,10 @@ class _Level:
         return int(self.indices.shape[0])
 
     @classmethod
-    def from_partition(cls, p):
+    def from_partition(cls, p, k=None):
         """Level 0 from a :class:`Partition`: its owned rows (both arcs of an
-        edge between owned vertices, one of a cut edge)."""
+        edge between owned vertices, one of a cut edge); ``k`` as in the
+        constructor."""
         g = p.graph
         nl = p.gids.shape[0]
         tail = np.repeat(np.arange(nl, dtype=np.int64), np.diff(g.indptr))
@@ -193,6 +195,7 @@ class _Level:
             g.indices[keep],
             g.weights[keep],
             loop,
+            k=k,
         )
 
 
@@ -323,15 +326,16 @@ class _Run:
         self._time("communicate", t)
         return new, a2, size2, self.quality(inner2, a2), int(moved)
 
-    def move(self, lvl, level):
-        """Local moving on a level from singletons: (community id of each
-        local vertex, community sizes, modularity before and after, moves,
-        sweeps)."""
+    def move(self, lvl, level, init=None):
+        """Local moving on a level from the partition ``init`` (a community id
+        below n per local vertex, ghosts included; None: singletons):
+        (community id of each local vertex, community weights and sizes,
+        modularity before and after, moves, sweeps)."""
         st = self.stats
         t = time.perf_counter()
         nl = lvl.gids.shape[0]
         own = lvl.owned_ids
-        comm_g = lvl.gids.astype(np.int64)
+        comm_g = lvl.gids.astype(np.int64) if init is None else np.asarray(init, np.int64)
         order = np.argsort(_keys(self.seed, level, lvl.gids[own]), kind="stable")
         # Degree bucket by degree bucket, as the shared-memory sweeps go
         # (owned rows are whole: their degrees are the global ones).
@@ -349,21 +353,11 @@ class _Run:
         q = q_start = self.quality(inner, a)
         t = self._time("communicate", t)
         moves = sweeps = 0
-        colour, rounds = _rank_colours(self.comm, lvl.neighbours)
-        cut = np.zeros(nl, bool)
-        for r in lvl.neighbours:
-            cut[lvl.boundary[r]] = True
-        cut = cut[verts]
+        rounds = self.rounds(lvl, verts)
         for sweep in range(MAX_SWEEPS):
             q_sweep = q
             moved_sweep = 0
-            # Boundary vertices move in their rank's round, so two neighbours
-            # on two ranks never move together; the others in a round drawn
-            # anew each sweep, so that every round has work on every rank.
-            cls = _mix(self.seed or 0, (level << 20) + sweep + 1, lvl.gids[verts]) % rounds
-            cls[cut] = colour
-            for r in range(rounds):
-                part = verts[cls == r] if rounds > 1 else verts
+            for part in rounds(level, sweep):
                 new, a2, size2, q2, moved = self._round(lvl, nb, part, comm_g, a, size, level, t)
                 t = time.perf_counter()
                 st.rounds += 1
@@ -379,11 +373,36 @@ class _Run:
             sweeps += 1
             if q - q_sweep <= self.tol:
                 break
-        return comm_g, size, q_start, q, moves, sweeps
+        return comm_g, a, size, q_start, q, moves, sweeps
 
-    def coarse(self, lvl, cid, K):
+    def rounds(self, lvl, verts):
+        """A function of (level, sweep) giving the owned vertices ``verts``
+        (in order) cut into the rounds of that sweep. The ranks are coloured
+        so that neighbour ranks differ; boundary vertices go in their rank's
+        colour round, so two neighbours on two ranks never move together, the
+        others in a round drawn anew each sweep, so that every round has work
+        on every rank."""
+        colour, count = _rank_colours(self.comm, lvl.neighbours)
+        cut = np.zeros(lvl.gids.shape[0], bool)
+        for r in lvl.neighbours:
+            cut[lvl.boundary[r]] = True
+        cut = cut[verts]
+        ids = lvl.gids[verts]
+
+        def parts(level, sweep):
+            if count == 1:
+                return [verts]
+            cls = _mix(self.seed or 0, (level << 20) + sweep + 1, ids) % count
+            cls[cut] = colour
+            return [verts[cls == r] for r in range(count)]
+
+        return parts
+
+    def coarse(self, lvl, cid, K, k=None):
         """The next level: the graph of the communities (dense ids ``cid``
-        per local vertex, K of them), in blocks over the ranks."""
+        per local vertex, K of them), in blocks over the ranks. ``k``: the
+        new vertices' weights (an array of K on every rank; None: their
+        weighted degrees)."""
         t = time.perf_counter()
         comm, P, me = self.comm, self.comm.size, self.comm.rank
         c = block_size(K, P)
@@ -432,6 +451,7 @@ class _Run:
             aw,
             loop,
             block=c,
+            k=None if k is None else k[gids],
         )
         self._time("aggregate", t)
         return nxt
@@ -462,7 +482,7 @@ def _run(run, p, max_level):
     t = time.perf_counter()
     lvl = _Level.from_partition(p)
     vertices = lvl.gids[lvl.owned_ids].astype(np.int64)
-    k_sum = np.array([float(lvl.k[lvl.owned_ids].sum())])
+    k_sum = np.array([float(lvl.degrees[lvl.owned_ids].sum())])
     run.m2 = float(allreduce(run.comm, k_sum, "sum", "the total weight")[0])
     run._time("setup", t)
     if run.m2 <= 0.0:  # no edges (or only zero weights): every vertex alone
@@ -472,7 +492,7 @@ def _run(run, p, max_level):
     q = None
     level = 0
     while True:
-        comm_g, size, q_start, q_new, moves, sweeps = run.move(lvl, level)
+        comm_g, _, size, q_start, q_new, moves, sweeps = run.move(lvl, level)
         if q is None:
             q = q_start  # singletons
         if level > 0 and moves == 0:
