@@ -253,8 +253,12 @@ class Neighbours:
         status = MPI.Status()
         left = set(self.ranks)
 
+        # Probe the awaited ranks only: a neighbour may already have posted
+        # its next batch (exchanges of two Neighbours objects can follow one
+        # another with the same tag); MPI keeps each sender's messages in
+        # order, so one message per neighbour is this step's.
         def arrived():
-            return self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=self._tag, status=status)
+            return any(self.comm.Iprobe(source=r, tag=self._tag, status=status) for r in left)
 
         while left:
             poll(arrived, self.comm, "a superstep's messages from neighbour ranks")
