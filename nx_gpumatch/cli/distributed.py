@@ -1,6 +1,6 @@
 """The ``nx-gpumatch distributed`` subcommand: run it under
 ``mpiexec -n P nx-gpumatch distributed ...`` (matching and b-matching) or
-``mpiexec -n P nx-gpumatch distributed louvain ...`` (communities). Each rank
+``mpiexec -n P nx-gpumatch distributed louvain|leiden ...`` (communities). Each rank
 reads or generates its own share of the graph; rank 0 prints the result and
 the statistics."""
 
@@ -86,19 +86,19 @@ def add_command(subparsers):
     """Add the "distributed" subcommand to an argparse subparsers object."""
     p = subparsers.add_parser(
         "distributed",
-        help="matching / b-matching / Louvain on MPI ranks (run under mpiexec)",
+        help="matching / b-matching / Louvain / Leiden on MPI ranks (run under mpiexec)",
         description="Distributed ½-approximate matching and b-matching. Run under "
         "'mpiexec -n P nx-gpumatch distributed ...': every rank reads or generates its own "
         "share of the graph. The result equals the shared-memory one; rank 0 prints the "
         "weight, size, time per phase and the messages of each kind. 'distributed louvain' "
-        "finds communities instead and prints their modularity, number, levels, time per "
-        "phase and messages.",
+        "and 'distributed leiden' find communities instead and print their modularity (or "
+        "CPM), number, levels, time per phase and messages.",
     )
     p.add_argument(
         "problem",
         nargs="?",
-        choices=("louvain",),
-        help="louvain: communities by the Louvain method (default: matching)",
+        choices=COMMUNITIES,
+        help="louvain or leiden: communities by the Louvain or Leiden method (default: matching)",
     )
     g = p.add_argument_group("input graph")
     g.add_argument(
@@ -154,8 +154,8 @@ def add_command(subparsers):
         type=nonnegative_int,
         default=0,
         action=Given,
-        help="seed of the generator, of the random partition and of Louvain's vertex order "
-        "(default 0)",
+        help="seed of the generator, of the random partition and of Louvain's and Leiden's "
+        "vertex order and draws (default 0)",
     )
     a = p.add_argument_group(
         "algorithm",
@@ -195,8 +195,15 @@ def add_command(subparsers):
         help="proposals per vertex and superstep: an int or 'half'",
     )
     a.add_argument("--full-sort", action="store_true", help="sort whole rows (no partial sort)")
-    for flag, kind, default, what in LOUVAIN_OPTIONS:
-        a.add_argument(flag, type=kind, default=default, action=Given, help=f"louvain: {what}")
+    for flag, kind, default, what, problems in COMMUNITY_OPTIONS:
+        a.add_argument(
+            flag,
+            type=kind,
+            default=default,
+            action=Given,
+            help=f"{' and '.join(problems)}: {what}",
+            **({"choices": ("modularity", "cpm")} if flag == "--metric" else {}),
+        )
     a.add_argument(
         "--partition",
         choices=("block", "random"),
@@ -213,9 +220,9 @@ def add_command(subparsers):
     o.add_argument(
         "--output",
         "-o",
-        help="write each rank's partners: x.parquet writes a dataset directory (one "
-        "part-NNNNN.parquet per rank); otherwise one file per rank ('{rank}' replaced, else "
-        "'.<rank>' added), .npy rows or CSV",
+        help="write each rank's partners (louvain, leiden: each owned vertex's community): "
+        "x.parquet writes a dataset directory (one part-NNNNN.parquet per rank); otherwise "
+        "one file per rank ('{rank}' replaced, else '.<rank>' added), .npy rows or CSV",
     )
     o.add_argument(
         "--check",
@@ -238,10 +245,52 @@ def _finite(text):
     return x
 
 
-LOUVAIN_OPTIONS = (
-    ("--resolution", _finite, 1.0, "modularity's resolution (default 1)"),
-    ("--threshold", _finite, 1e-7, "least gain of a level for another to follow (default 1e-7)"),
-    ("--max-level", positive_int, None, "at most this many levels (default: no limit)"),
+def _positive(text):
+    x = _finite(text)
+    if not x > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return x
+
+
+COMMUNITIES = ("louvain", "leiden")
+# (flag, type, default, help, the problems it acts on; elsewhere it is refused)
+COMMUNITY_OPTIONS = (
+    (
+        "--resolution",
+        _finite,
+        1.0,
+        "modularity's resolution, or CPM's gamma (default 1)",
+        COMMUNITIES,
+    ),
+    (
+        "--threshold",
+        _finite,
+        1e-7,
+        "least gain of a level for another to follow (default 1e-7)",
+        ("louvain",),
+    ),
+    (
+        "--max-level",
+        positive_int,
+        None,
+        "at most this many levels (default: no limit)",
+        COMMUNITIES,
+    ),
+    (
+        "--metric",
+        str,
+        "modularity",
+        "the objective, modularity or cpm (default modularity)",
+        ("leiden",),
+    ),
+    ("--theta", _positive, 0.01, "randomness of the refinement (default 0.01)", ("leiden",)),
+    (
+        "--passes",
+        positive_int,
+        None,
+        "at most this many passes (default: while they gain)",
+        ("leiden",),
+    ),
 )
 
 
@@ -252,17 +301,19 @@ def _b_subset(text):
 
 
 def _options(args):
-    louvain = args.problem == "louvain"
-    for flag, *_ in LOUVAIN_OPTIONS:
-        if not louvain and given(args, flag[2:].replace("-", "_")):
-            raise CliError(f"{flag} acts on 'distributed louvain' only")
-    if louvain:
+    communities = args.problem in COMMUNITIES
+    for flag, *_, problems in COMMUNITY_OPTIONS:
+        if args.problem not in problems and given(args, flag[2:].replace("-", "_")):
+            where = " and ".join(f"'distributed {p}'" for p in problems)
+            raise CliError(f"{flag} acts on {where} only")
+    if communities:
+        what = f"'distributed {args.problem}'"
         for dest, flag, _ in ALGORITHM_OPTIONS:
             if given(args, dest) or getattr(args, dest) is True:
-                raise CliError(f"{flag} acts on matching, not on 'distributed louvain'")
-        for flag in ("output", "check", "threads"):
+                raise CliError(f"{flag} acts on matching, not on {what}")
+        for flag in ("check", "threads"):
             if getattr(args, flag):
-                raise CliError(f"--{flag} acts on matching, not on 'distributed louvain'")
+                raise CliError(f"--{flag} acts on matching, not on {what}")
     for dest, flag, algorithms in ALGORITHM_OPTIONS:
         # store_true flags are given when true; the others record it (Given)
         if args.algorithm not in algorithms and (given(args, dest) or getattr(args, dest) is True):
@@ -287,7 +338,7 @@ def _options(args):
         for dest, flag in (*generator, ("m", "-m")):
             if given(args, dest):
                 raise CliError(f"{flag} acts on a generated graph, not on --input")
-        if given(args, "seed") and args.partition != "random" and args.problem != "louvain":
+        if given(args, "seed") and args.partition != "random" and not communities:
             raise CliError("--seed with --input acts on --partition random only")
 
 
@@ -356,10 +407,10 @@ def partition_owner(args, part, comm):
 
 
 def run_distributed(args):
-    if args.problem == "louvain":
-        from nx_gpumatch.cli.distributed_louvain import run_louvain
+    if args.problem in COMMUNITIES:
+        from nx_gpumatch.cli.distributed_louvain import run_communities
 
-        return run_louvain(args)
+        return run_communities(args)
     from nx_gpumatch import distributed as D
     from nx_gpumatch.distributed._comm import gather
 

@@ -179,6 +179,18 @@ class DistributedCommunities:
         out = allreduce(comm, local, "sum", "the sums of the communities")
         return out[0], out[1], out[2 : 2 + K], out[2 + K :]
 
+    def write(self, path):
+        """Write this rank's owned vertices and their communities, one row
+        ``vertex, community`` each (collective; returns this rank's file
+        name): ``*.parquet`` a dataset directory of one part per rank, else a
+        file per rank (``{rank}`` replaced, else ``.<rank>`` added), ``.npy``
+        int64 rows or CSV. All or nothing, as
+        :meth:`DistributedMatching.write <nx_gpumatch.distributed.DistributedMatching.write>`."""
+        from nx_gpumatch.distributed.result import write_table
+
+        cols = {"vertex": np.asarray(self.vertices, np.int64), "community": self.labels}
+        return write_table(self.comm, path, cols)
+
     def gather(self, root=0):
         """The label of every vertex (int64 array of length num_nodes) on
         ``root``; None elsewhere (collective)."""

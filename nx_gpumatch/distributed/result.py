@@ -171,41 +171,9 @@ class DistributedMatching:
         disk, a rank that dies) leaves no file or dataset under a final name and
         one already there as it was. An error on any rank raises
         DistributedError on every rank."""
-        comm = self.comm
-        path = os.fspath(path)
         u = np.repeat(self.vertices, np.diff(self.indptr))
-        if _is_dataset(path):
-            from nx_gpumatch.distributed.parquet import write_dataset
-
-            cols = {"vertex": u, "partner": self.partners, "weight": self.weights}
-            return write_dataset(comm, path, cols)
-        rank = str(comm.rank)
-        name = path.replace("{rank}", rank) if "{rank}" in path else f"{path}.{rank}"
-        folder, base = os.path.split(name)
-        tmp = os.path.join(folder, f".{base}.{os.getpid()}.tmp")
-        err = None
-        try:
-            if path.replace("{rank}", "").lower().endswith(".npy"):
-                rows = np.column_stack([u, self.partners, self.weights]).astype(np.float64)
-                with open(tmp, "wb") as f:
-                    np.save(f, rows)  # a file object: no .npy added to the name
-            else:
-                with open(tmp, "w") as f:
-                    _write_rows(f, u, self.partners, self.weights)
-        except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
-            err = exc
-        try:
-            agree(comm, err)  # every rank has its whole file, or none renames
-            err = None
-            try:
-                os.replace(tmp, name)
-            except OSError as exc:
-                err = exc
-            agree(comm, err)
-        except DistributedError:
-            _remove(tmp)
-            raise
-        return name
+        cols = {"vertex": u, "partner": self.partners, "weight": self.weights}
+        return write_table(self.comm, path, cols)
 
     def __repr__(self):
         return (
@@ -214,14 +182,54 @@ class DistributedMatching:
         )
 
 
+def write_table(comm, path, columns):
+    """Each rank's ``columns`` (a dict of equal-length arrays, in order) to
+    ``path``, all or nothing, as :meth:`DistributedMatching.write` describes
+    (collective); ``.npy`` files get one row per entry, int64 when every
+    column is integer, else float64. Returns this rank's file name."""
+    path = os.fspath(path)
+    if _is_dataset(path):
+        from nx_gpumatch.distributed.parquet import write_dataset
+
+        return write_dataset(comm, path, columns)
+    rank = str(comm.rank)
+    name = path.replace("{rank}", rank) if "{rank}" in path else f"{path}.{rank}"
+    folder, base = os.path.split(name)
+    tmp = os.path.join(folder, f".{base}.{os.getpid()}.tmp")
+    err = None
+    try:
+        if path.replace("{rank}", "").lower().endswith(".npy"):
+            ints = all(np.issubdtype(c.dtype, np.integer) for c in columns.values())
+            rows = np.column_stack(list(columns.values())).astype(np.int64 if ints else np.float64)
+            with open(tmp, "wb") as f:
+                np.save(f, rows)  # a file object: no .npy added to the name
+        else:
+            with open(tmp, "w") as f:
+                _write_rows(f, columns)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+        err = exc
+    try:
+        agree(comm, err)  # every rank has its whole file, or none renames
+        err = None
+        try:
+            os.replace(tmp, name)
+        except OSError as exc:
+            err = exc
+        agree(comm, err)
+    except DistributedError:
+        _remove(tmp)
+        raise
+    return name
+
+
 def _is_dataset(path):
     return "{rank}" not in path and path.rstrip("/" + os.sep).lower().endswith(".parquet")
 
 
-def _write_rows(f, u, partners, weights):
-    f.write("vertex,partner,weight\n")
-    for a, b, w in zip(u.tolist(), partners.tolist(), weights.tolist()):
-        f.write(f"{a},{b},{w!r}\n")
+def _write_rows(f, columns):
+    f.write(",".join(columns) + "\n")
+    for row in zip(*(c.tolist() for c in columns.values())):
+        f.write(",".join(map(repr, row)) + "\n")
 
 
 def _remove(path):
