@@ -1,17 +1,19 @@
-"""Distributed Louvain against the shared-memory engine: time, quality and
-memory per rank.
+"""Distributed Louvain or Leiden against the shared-memory engine: time,
+quality and memory per rank.
 
-``python -m nx_gpumatch.benchmark distributed_louvain [--graph random|rmat]
-[-n 1000000] [-m 8000000] [-P 1 2 4] [--repeat 3]`` starts itself under
-``mpiexec -n P`` for each P. Every run generates the same global graph (each
-rank only its own share), splits it (``partition_edges`` with self-loops
-kept), and times ``nx_gpumatch.distributed.louvain_communities`` (seed 1),
-then reports per P: the median time, the modularity, the communities, the
-time per phase, sweeps, levels and messages (slowest rank), the split's time,
-and the peak resident memory of each rank (``getrusage``: the largest, the
-smallest and their sum). The anchor is the shared-memory
-``nx_gpumatch.louvain_communities`` on the whole graph (same seed), timed in
-another process so that its memory does not count in the ranks' peaks.
+``python -m nx_gpumatch.benchmark distributed_louvain [--method louvain|leiden]
+[--metric modularity|cpm] [--resolution 1] [--graph random|rmat] [-n 1000000]
+[-m 8000000] [-P 1 2 4] [--repeat 3]`` starts itself under ``mpiexec -n P``
+for each P. Every run generates the same global graph (each rank only its own
+share), splits it (``partition_edges`` with self-loops kept), and times
+``nx_gpumatch.distributed.louvain_communities`` or ``leiden_communities``
+(seed 1), then reports per P: the median time, the objective (modularity, or
+CPM for ``--metric cpm``), the communities, the time per phase, sweeps, levels
+and messages (slowest rank), the split's time, and the peak resident memory
+of each rank (``getrusage``: the largest, the smallest and their sum). The
+anchor is the shared-memory function of the same name on the whole graph
+(same seed and parameters), timed in another process so that its memory does
+not count in the ranks' peaks.
 """
 
 import argparse
@@ -30,6 +32,14 @@ from nx_gpumatch.benchmark.distributed import _edges
 
 def _parser():
     p = argparse.ArgumentParser(prog="python -m nx_gpumatch.benchmark distributed_louvain")
+    p.add_argument("--method", choices=("louvain", "leiden"), default="louvain")
+    p.add_argument(
+        "--metric",
+        choices=("modularity", "cpm"),
+        default="modularity",
+        help="Leiden's objective (default modularity)",
+    )
+    p.add_argument("--resolution", type=float, default=1.0, help="resolution, or CPM's gamma")
     p.add_argument("--graph", choices=("random", "rmat"), default="random")
     p.add_argument("--rmat-kind", choices=("er", "ssca", "g500"), default="g500")
     p.add_argument("-n", type=int, default=1_000_000, help="vertices (rmat: 2**ceil(log2 n))")
@@ -47,8 +57,21 @@ def _peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _kwargs(args):
+    kw = {"seed": 1, "resolution": args.resolution}
+    if args.method == "leiden":
+        kw["metric"] = args.metric
+    elif args.metric != "modularity":
+        raise SystemExit("--metric cpm needs --method leiden")
+    return kw
+
+
+def _objective(args, res):
+    return res.cpm() if args.metric == "cpm" else res.modularity()
+
+
 def worker(args):
-    """One mpiexec launch: split, then Louvain timed ``repeat`` times."""
+    """One mpiexec launch: split, then the method timed ``repeat`` times."""
     from mpi4py import MPI
 
     from nx_gpumatch import distributed as D
@@ -56,7 +79,8 @@ def worker(args):
 
     comm = MPI.COMM_WORLD
     get_config().interpret_small = False  # kernels compile (or load) in the warm-up
-    D.louvain_communities(D.random_edges(2000, 20_000, seed=2, comm=comm), seed=1)
+    method = getattr(D, f"{args.method}_communities")
+    method(D.random_edges(2000, 20_000, seed=2, comm=comm), **_kwargs(args))
     part = _edges(args, comm)
     comm.Barrier()
     t = time.perf_counter()
@@ -67,9 +91,10 @@ def worker(args):
     for _ in range(args.repeat):
         comm.Barrier()
         t = time.perf_counter()
-        res = D.louvain_communities(p, seed=1)
+        res = method(p, **_kwargs(args))
         times.append(comm.allreduce(time.perf_counter() - t, op=MPI.MAX))
-    q = res.modularity()
+    q = _objective(args, res)
+    connected = res.connected() if args.method == "leiden" else None
     k = res.num_communities()
     peaks = comm.gather(_peak_mb())
     if comm.rank == 0:
@@ -86,13 +111,14 @@ def worker(args):
             "messages": st.total["messages"],
             "bytes": st.total["bytes"],
             "peak_mb": peaks,
+            "connected": connected,
         }
         print("RESULT " + json.dumps(out), flush=True)
     return 0
 
 
 def anchor(args):
-    """The shared-memory Louvain on the whole graph, in this process."""
+    """The shared-memory method on the whole graph, in this process."""
     import nx_gpumatch as gm
     from nx_gpumatch.community.quality import modularity
     from nx_gpumatch.graph import Graph
@@ -101,13 +127,20 @@ def anchor(args):
     g = Graph.from_arrays(whole["src"], whole["dst"], whole["weight"], num_nodes=whole["num_nodes"])
     del whole
     base = _peak_mb()
-    gm.louvain_communities(g, seed=1)  # compile or load the kernels
+    method = getattr(gm, f"{args.method}_communities")
+    method(g, **_kwargs(args))  # compile or load the kernels
     ts = []
     for _ in range(args.repeat):
         t = time.perf_counter()
-        labels = gm.louvain_communities(g, seed=1)  # a Graph's: a label per vertex
+        labels = method(g, **_kwargs(args))  # a Graph's: a label per vertex
         ts.append(time.perf_counter() - t)
-    q = modularity(g, labels)
+    if args.metric == "cpm":  # networkx's constant_potts_model, from the edge list
+        lab = np.asarray(labels)
+        inner = float(g.edge_weight[lab[g.edge_src] == lab[g.edge_dst]].sum())
+        sizes = np.bincount(lab).astype(np.float64)
+        q = inner + float(g.loop_weight.sum()) - args.resolution * float(sizes @ sizes) / 2
+    else:
+        q = modularity(g, labels, args.resolution)
     out = {
         "time": statistics.median(ts),
         "modularity": q,
@@ -134,6 +167,8 @@ def main(argv=None):
     from nx_gpumatch.distributed.launch import run_mpi
 
     base = ["-m", "nx_gpumatch.benchmark.distributed_louvain", "--graph", args.graph]
+    base += ["--method", args.method, "--metric", args.metric]
+    base += ["--resolution", repr(args.resolution)]
     base += ["--rmat-kind", args.rmat_kind, "-n", str(args.n), "-m", str(args.m)]
     base += ["--repeat", str(args.repeat)]
     print("running the shared-memory anchor ...", file=sys.stderr, flush=True)
@@ -167,26 +202,28 @@ def _print(args, ref, rows):
         f"medians of {args.repeat} runs, seed 1"
     )
     print(
-        f"anchor: shared-memory nx_gpumatch.louvain_communities {ref['time']:.3f} s, modularity "
+        f"anchor: shared-memory nx_gpumatch.{args.method}_communities {ref['time']:.3f} s, "
+        f"{args.metric} "
         f"{ref['modularity']:.6f}, {ref['communities']:,} communities; peak memory "
         f"{ref['peak_mb']:,.0f} MB ({ref['graph_mb']:,.0f} MB with the graph built)"
     )
     print(
-        "\n  P | time (s) vs anchor | modularity  vs anchor | communities | levels sweeps |"
+        f"\n  P | time (s) vs anchor | {args.metric:<10}  vs anchor | communities | levels sweeps |"
         "  split (s) | peak MB per rank: max   min   sum"
     )
     for P, r in sorted(rows.items()):
         pk = r["peak_mb"]
         dq = (r["modularity"] - ref["modularity"]) / abs(ref["modularity"] or 1)
         print(
-            f"{P:3d} | {r['time']:8.3f} {r['time'] / ref['time']:7.2f}x | {r['modularity']:.6f} "
+            f"{P:3d} | {r['time']:8.3f} {r['time'] / ref['time']:7.2f}x | {r['modularity']:10.6g} "
             f"{dq:+8.3%} | {r['communities']:11,d} | {r['levels']:6d} {r['sweeps']:6d} | "
             f"{r['split']:10.3f} | {max(pk):21,.0f} {min(pk):5,.0f} {sum(pk):6,.0f}"
         )
     print("\nTime per phase (s, slowest rank) and messages:")
     for P, r in sorted(rows.items()):
         ph = ", ".join(f"{k} {v:.3f}" for k, v in r["phases"].items())
-        print(f"{P:3d} | {ph} | {r['messages']:,} messages, {r['bytes']:,} bytes")
+        conn = "" if r["connected"] is None else f", every community connected: {r['connected']}"
+        print(f"{P:3d} | {ph} | {r['messages']:,} messages, {r['bytes']:,} bytes{conn}")
 
 
 if __name__ == "__main__":
