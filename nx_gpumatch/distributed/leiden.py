@@ -7,7 +7,10 @@ rounds, aggregation by the owners of the coarse vertices).
 A level is
 
 1. local moving from the level's starting partition P0 (singletons on the
-   first level of the first pass), as the distributed Louvain moves; CPM runs
+   first level of the first pass), as the distributed Louvain moves, until a
+   sweep gains at most 1% of the level's gain so far (the shared-memory
+   Leiden's rule, ``schedule.LEIDEN_SWEEP_REL_TOL``: later passes sweep the
+   tail again); CPM runs
    then let every vertex that gains by it leave its community to be alone
    and move again, until none does (the shared-memory engines' step, see
    ``schedule.CPM_LEAVE``);
@@ -16,7 +19,9 @@ A level is
    connected to C (E(v, C - v) >= (R / m2) k_v (a_C - k_v)) joins a well
    connected sub-community of C among its neighbours' with non-negative
    gain, drawn with probability proportional to exp(gain / theta), staying
-   alone included: the shared-memory refinement kernel
+   alone included (vertices in the level's order; for CPM in an order drawn
+   anew for each refinement, as the shared engines walk them): the
+   shared-memory refinement kernel
    (``cpu.leiden._refine_lanes``) runs each round inside each rank on the
    round's vertices, against the sub-communities' totals summed over the
    ranks at the round's start and its own joins since. Only singletons move
@@ -48,6 +53,7 @@ import numpy as np
 from nx_gpumatch.community import quality
 from nx_gpumatch.community.levels import MAX_LEVELS
 from nx_gpumatch.community.schedule import (
+    LEIDEN_SWEEP_REL_TOL,
     MAX_PASSES,
     PASS_TOL,
     THETA,
@@ -67,7 +73,14 @@ from nx_gpumatch.distributed._comm import (
 )
 from nx_gpumatch.distributed.b_matching import as_partition
 from nx_gpumatch.distributed.communities import CommunityStats, DistributedCommunities
-from nx_gpumatch.distributed.louvain import _check_params, _check_weights, _keys, _Level, _Run
+from nx_gpumatch.distributed.louvain import (
+    _check_params,
+    _check_weights,
+    _keys,
+    _Level,
+    _mix,
+    _Run,
+)
 
 __all__ = ["leiden_communities"]
 
@@ -82,6 +95,7 @@ class _LeidenRun(_Run):
 
     def __init__(self, comm, resolution, seed, stats, metric, theta):
         super().__init__(comm, resolution, 0.0, seed, stats)
+        self.rel_tol = LEIDEN_SWEEP_REL_TOL  # as the shared-memory Leiden's sweeps
         self.metric = metric
         self.gamma = float(resolution)
         self.theta = checked_theta(theta)
@@ -130,7 +144,12 @@ class _LeidenRun(_Run):
         a_loc = np.ascontiguousarray(a[Uc])
         lane = np.zeros(nl, np.int32)
         maxdeg = max(1, int(np.diff(lvl.indptr).max()) if nl else 1)
-        verts = self._order(lvl, level).astype(np.int32)
+        if self.metric == "cpm":  # a new order for each refinement, as the shared engines
+            own = lvl.owned_ids
+            verts = own[np.argsort(_mix(self.seed or 0, (1 << 40) + salt, lvl.gids[own]))]
+        else:
+            verts = self._order(lvl, level)
+        verts = verts.astype(np.int32)
         parts = self.rounds(lvl, verts)(level, (1 << 19) + salt)
         nb = Neighbours(self.comm, lvl.neighbours)
         ref_g = lvl.gids.astype(np.int64)

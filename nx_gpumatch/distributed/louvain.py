@@ -245,6 +245,7 @@ class _Run:
         self.resolution = float(resolution)
         self.threshold = float(threshold)
         self.tol = min(self.threshold, SWEEP_TOL)  # as the shared-memory sweeps
+        self.rel_tol = 0.0  # a sweep's least gain, as a share of the level's so far
         self.seed = seed
         self.stats = stats
         self.m2 = 0.0
@@ -371,7 +372,7 @@ class _Run:
                 break
             moves += moved_sweep
             sweeps += 1
-            if q - q_sweep <= self.tol:
+            if q - q_sweep <= max(self.tol, self.rel_tol * (q - q_start)):
                 break
         return comm_g, a, size, q_start, q, moves, sweeps
 
