@@ -13,7 +13,9 @@ and messages (slowest rank), the split's time, and the peak resident memory
 of each rank (``getrusage``: the largest, the smallest and their sum). The
 anchor is the shared-memory function of the same name on the whole graph
 (same seed and parameters), timed in another process so that its memory does
-not count in the ranks' peaks.
+not count in the ranks' peaks. With two rank counts or more it ends with the
+scaling model of :mod:`nx_gpumatch.benchmark.distributed_model` fitted to the
+runs: the predicted time for up to 1024 ranks on a graph of 1B edges.
 """
 
 import argparse
@@ -108,6 +110,7 @@ def worker(args):
             "phases": st.time,
             "levels": st.total["levels"],
             "sweeps": st.total["sweeps"],
+            "rounds": st.total["rounds"],
             "messages": st.total["messages"],
             "bytes": st.total["bytes"],
             "peak_mb": peaks,
@@ -224,6 +227,10 @@ def _print(args, ref, rows):
         ph = ", ".join(f"{k} {v:.3f}" for k, v in r["phases"].items())
         conn = "" if r["connected"] is None else f", every community connected: {r['connected']}"
         print(f"{P:3d} | {ph} | {r['messages']:,} messages, {r['bytes']:,} bytes{conn}")
+    if len(rows) >= 2:
+        from nx_gpumatch.benchmark.distributed_model import print_model
+
+        print_model(rows, args.n, ref["edges"])
 
 
 if __name__ == "__main__":
