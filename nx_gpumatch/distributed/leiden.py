@@ -80,6 +80,7 @@ from nx_gpumatch.distributed.louvain import (
     _Level,
     _mix,
     _Run,
+    compact_ids,
 )
 
 __all__ = ["leiden_communities"]
@@ -139,8 +140,7 @@ class _LeidenRun(_Run):
         id per local vertex, named after a member; their weights; sizes)."""
         t = time.perf_counter()
         nl, own = lvl.gids.shape[0], lvl.owned_ids
-        Uc, cl = np.unique(comm_g, return_inverse=True)
-        cl = cl.astype(np.int32).reshape(-1)
+        Uc, cl = compact_ids(comm_g, lvl.n)
         a_loc = np.ascontiguousarray(a[Uc])
         lane = np.zeros(nl, np.int32)
         maxdeg = max(1, int(np.diff(lvl.indptr).max()) if nl else 1)
@@ -156,8 +156,7 @@ class _LeidenRun(_Run):
         ra, rsize, ext = self.refined_totals(lvl, comm_g, ref_g)
         t = self._time("refine", t)
         for r, part in enumerate(parts):
-            Ur, rl = np.unique(ref_g, return_inverse=True)
-            ref = rl.astype(np.int32).reshape(-1)
+            Ur, ref = compact_ids(ref_g, lvl.n)
             rs = Refinement(
                 ref,
                 ra[Ur].copy(),
@@ -193,8 +192,7 @@ class _LeidenRun(_Run):
         leaves; the vertices that left take, in rank order, the smallest ids
         no community has): (the partition, the number of vertices that left)."""
         t = time.perf_counter()
-        Uc, cl = np.unique(comm_g, return_inverse=True)
-        cl = cl.astype(np.int32).reshape(-1)
+        Uc, cl = compact_ids(comm_g, lvl.n)
         left = leave_walk(
             lvl.indptr,
             lvl.indices,

@@ -137,6 +137,40 @@ def _sum_pairs(x, y, w, lo, hi, K):
     return ox[: k + 1], oy[: k + 1], ow[: k + 1]
 
 
+@njit(cache=True)
+def _boundary_pairs(indptr, indices, owner, owned, nranks):
+    """(rank, vertex) for each owned vertex with a neighbour owned by another
+    rank, once per such rank: by vertex, the ranks in order of first
+    appearance in its row (one pass over the rows, a mark per rank)."""
+    n = indptr.shape[0] - 1
+    last = np.full(nranks, -1, np.int64)
+    ranks = np.empty(indices.shape[0], np.int64)
+    verts = np.empty(indices.shape[0], np.int64)
+    k = 0
+    for v in range(n):
+        for p in range(indptr[v], indptr[v + 1]):
+            j = indices[p]
+            if owned[j]:
+                continue
+            r = owner[j]
+            if last[r] != v:
+                last[r] = v
+                ranks[k] = r
+                verts[k] = v
+                k += 1
+    return ranks[:k], verts[:k]
+
+
+def compact_ids(values, n):
+    """(the distinct values, sorted; each value's index among them as int32)
+    of integers in [0, n): a mark per id, O(n + len(values)), where a sort
+    or hash of the values costs more (they run to millions per round)."""
+    mark = np.zeros(n, bool)
+    mark[values] = True
+    pos = np.cumsum(mark, dtype=np.int64) - 1
+    return np.flatnonzero(mark), pos[values].astype(np.int32)
+
+
 # ---------------------------------------------------------------- levels
 class _Level:
     """This rank's share of one level's graph: local vertices (owned and
@@ -163,11 +197,14 @@ class _Level:
         owned[self.owned_ids] = True
         self.owned = owned
         self.tail = np.repeat(np.arange(nl, dtype=np.int64), np.diff(self.indptr))
-        cut = ~owned[self.indices]
-        pairs = np.unique(self.owner[self.indices[cut]] * max(nl, 1) + self.tail[cut])
-        ranks, verts = pairs // max(nl, 1), pairs % max(nl, 1)
-        self.neighbours = sorted(np.unique(self.owner[~owned]).tolist())
-        self.boundary = {r: verts[ranks == r] for r in self.neighbours}
+        top = int(self.owner.max()) + 1 if nl else 1
+        ranks, verts = _boundary_pairs(self.indptr, self.indices, self.owner, owned, top)
+        self.neighbours = sorted(set(self.owner[~owned].tolist()))
+        # each rank's vertices ascending: a stable sort by rank of pairs in vertex order
+        o = np.argsort(ranks, kind="stable")
+        ranks, verts = ranks[o], verts[o]
+        cuts = np.searchsorted(ranks, self.neighbours + [top])
+        self.boundary = {r: verts[cuts[i] : cuts[i + 1]] for i, r in enumerate(self.neighbours)}
 
     @property
     def arcs(self):
@@ -299,8 +336,7 @@ class _Run:
         modularity and number of moves, over all ranks)."""
         nl = lvl.gids.shape[0]
         own = lvl.owned_ids
-        U, cl = np.unique(comm_g, return_inverse=True)
-        cl = cl.astype(np.int32).reshape(-1)
+        U, cl = compact_ids(comm_g, lvl.n)
         prio = _ranked(_keys(self.seed, level, U), U)
         none = np.zeros(0, np.int32)
         ms = MoveState(
@@ -428,10 +464,11 @@ class _Run:
         lo, hi = min(K, me * c), min(K, (me + 1) * c)
         x, y, w = _sum_pairs(x.astype(np.int64), y.astype(np.int64), w, lo, hi, K)
         selfs = x == y
-        ghosts = np.unique(y[~selfs])
-        ghosts = ghosts[(ghosts < lo) | (ghosts >= hi)]
+        out = y[(y < lo) | (y >= hi)]
+        ghosts = compact_ids(out, K)[0] if out.shape[0] else out
         owned_gids = np.arange(lo, hi, dtype=np.int64)
-        gids = np.union1d(owned_gids, ghosts).astype(np.int64)
+        below = np.searchsorted(ghosts, lo)
+        gids = np.concatenate([ghosts[:below], owned_gids, ghosts[below:]]).astype(np.int64)
         nl = gids.shape[0]
         if ghosts.shape[0]:
             local = lambda v: np.searchsorted(gids, v)  # noqa: E731
@@ -461,7 +498,7 @@ class _Run:
         """values[local id of key] for level vertex ids ``keys``, asked of
         their owners (the level's blocks)."""
         comm = self.comm
-        uk, inv = np.unique(keys, return_inverse=True)
+        uk, inv = compact_ids(keys, lvl.n)
         rows = np.empty((uk.shape[0], 2), np.int64)
         rows[:, 0] = uk
         rows[:, 1] = comm.rank
