@@ -81,6 +81,7 @@ from nx_gpumatch.distributed.louvain import (
     _mix,
     _Run,
     compact_ids,
+    intra_weights,
 )
 
 __all__ = ["leiden_communities"]
@@ -122,16 +123,16 @@ class _LeidenRun(_Run):
         return int(allreduce(self.comm, np.array([int(flags)], np.int64), "sum", what)[0])
 
     # ------------------------------------------------------------ refinement
-    def refined_totals(self, lvl, comm_g, ref_g):
+    def refined_totals(self, lvl, in_comm, ref_g):
         """(weight, size, weight to the rest of the community) of each
-        sub-community of ``ref_g`` (arrays by id, summed over the ranks)."""
+        sub-community of ``ref_g`` (arrays by id, summed over the ranks);
+        ``in_comm``: each vertex's arc weight into its community."""
         own, n = lvl.owned_ids, lvl.n
-        tail, head = lvl.tail, lvl.indices
-        out = (comm_g[tail] == comm_g[head]) & (ref_g[tail] != ref_g[head])
+        ext = in_comm[own] - intra_weights(lvl, ref_g)[own]  # sub-communities lie in one
         local = np.empty(3 * n, np.float64)
         local[:n] = np.bincount(ref_g[own], lvl.k[own], minlength=n)
         local[n : 2 * n] = np.bincount(ref_g[own], minlength=n)
-        local[2 * n :] = np.bincount(ref_g[tail[out]], lvl.w[out], minlength=n)
+        local[2 * n :] = np.bincount(ref_g[own], ext, minlength=n)
         got = allreduce(self.comm, local, "sum", "the sub-community totals")
         return got[:n], got[n : 2 * n].astype(np.int64), got[2 * n :]
 
@@ -153,7 +154,8 @@ class _LeidenRun(_Run):
         parts = self.rounds(lvl, verts)(level, (1 << 19) + salt)
         nb = Neighbours(self.comm, lvl.neighbours)
         ref_g = lvl.gids.astype(np.int64)
-        ra, rsize, ext = self.refined_totals(lvl, comm_g, ref_g)
+        in_comm = intra_weights(lvl, comm_g)
+        ra, rsize, ext = self.refined_totals(lvl, in_comm, ref_g)
         t = self._time("refine", t)
         for r, part in enumerate(parts):
             Ur, ref = compact_ids(ref_g, lvl.n)
@@ -181,7 +183,7 @@ class _LeidenRun(_Run):
             t = self._time("refine", t)
             self.exchange(lvl, nb, ref_g, new)
             ref_g = new
-            ra, rsize, ext = self.refined_totals(lvl, comm_g, ref_g)
+            ra, rsize, ext = self.refined_totals(lvl, in_comm, ref_g)
             t = self._time("communicate", t)
         return ref_g, ra, rsize
 

@@ -46,7 +46,8 @@ import numpy as np
 
 from nx_gpumatch._validation import check_finite, check_max_level
 from nx_gpumatch.community.schedule import MAX_SWEEPS, MOVE_BUCKETS, SWEEP_TOL, degree_buckets
-from nx_gpumatch.cpu import njit
+from nx_gpumatch.cpu import njit, serial_builds
+from nx_gpumatch.cpu.leiden import _intra_weights
 from nx_gpumatch.cpu.louvain.moves import _best_move, _commit, weighted_degrees
 from nx_gpumatch.cpu.louvain.state import Level, MoveState, Scratch
 from nx_gpumatch.distributed._comm import (
@@ -65,6 +66,7 @@ from nx_gpumatch.distributed.partition import block_size
 
 __all__ = ["louvain_communities"]
 
+(_intra_serial,) = serial_builds(_intra_weights)  # one rank, one thread
 GHOST = np.int32(1)  # the commit batch of ghosts, and of every owned vertex's move
 
 
@@ -159,6 +161,14 @@ def _boundary_pairs(indptr, indices, owner, owned, nranks):
                 verts[k] = v
                 k += 1
     return ranks[:k], verts[:k]
+
+
+def intra_weights(lvl, comm_g):
+    """Each local vertex's arc weight into its own community of ``comm_g``
+    (ghosts: 0), in one pass over the rows."""
+    out = np.empty(lvl.gids.shape[0], np.float64)
+    _intra_serial(lvl.indptr, lvl.indices, lvl.w, comm_g, out)
+    return out
 
 
 def compact_ids(values, n):
@@ -308,8 +318,8 @@ class _Run:
     def inner(self, lvl, comm_g):
         """This rank's inner weight: arcs of owned rows inside a community
         plus twice the owned self-loops."""
-        same_c = comm_g[lvl.tail] == comm_g[lvl.indices]
-        return float(lvl.w[same_c].sum()) + 2.0 * float(lvl.loop[lvl.owned_ids].sum())
+        intra = intra_weights(lvl, comm_g)
+        return float(intra.sum()) + 2.0 * float(lvl.loop[lvl.owned_ids].sum())
 
     def quality(self, inner, a):
         return inner / self.m2 - self.resolution * float(np.dot(a, a)) / (self.m2 * self.m2)
