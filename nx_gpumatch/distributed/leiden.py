@@ -71,17 +71,16 @@ from nx_gpumatch.distributed._comm import (
     get_comm,
     same,
 )
-from nx_gpumatch.distributed.b_matching import as_partition
 from nx_gpumatch.distributed.communities import CommunityStats, DistributedCommunities
 from nx_gpumatch.distributed.louvain import (
     _check_params,
-    _check_weights,
     _keys,
     _Level,
     _mix,
     _Run,
     compact_ids,
     intra_weights,
+    weighted_partition,
 )
 
 __all__ = ["leiden_communities"]
@@ -466,19 +465,7 @@ def leiden_communities(
         (resolution, max_level, seed, theta, passes, metric),
     )
     stats = CommunityStats()
-    t0 = time.perf_counter()
-    p = abort_on_error(
-        comm,
-        as_partition,
-        part,
-        comm,
-        num_nodes=num_nodes,
-        owner=owner,
-        duplicates=duplicates,
-        loops=True,
-    )
-    check(comm, _check_weights, p)
-    stats.times["partition"] = time.perf_counter() - t0
+    p = weighted_partition(comm, part, stats, num_nodes, owner, duplicates)
     seed = None if seed is None else int(seed)
     run = _LeidenRun(comm, resolution, seed, stats, metric, theta)
     max_passes = MAX_PASSES if passes is None else int(passes)

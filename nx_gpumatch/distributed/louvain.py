@@ -588,6 +588,25 @@ def _check_weights(p):
         raise ValueError(f"weights must be non-negative, got {float(p.loops.min())!r}")
 
 
+def weighted_partition(comm, part, stats, num_nodes, owner, duplicates):
+    """``part`` as a :class:`Partition` with the self-loops, its weights
+    checked (collective); the time goes to ``stats`` as "partition"."""
+    t0 = time.perf_counter()
+    p = abort_on_error(
+        comm,
+        as_partition,
+        part,
+        comm,
+        num_nodes=num_nodes,
+        owner=owner,
+        duplicates=duplicates,
+        loops=True,
+    )
+    check(comm, _check_weights, p)
+    stats.times["partition"] = time.perf_counter() - t0
+    return p
+
+
 def louvain_communities(
     part,
     *,
@@ -619,19 +638,7 @@ def louvain_communities(
     check(comm, _check_params, resolution, threshold, max_level, seed)
     same(comm, "resolution, threshold, max_level, seed", (resolution, threshold, max_level, seed))
     stats = CommunityStats()
-    t0 = time.perf_counter()
-    p = abort_on_error(
-        comm,
-        as_partition,
-        part,
-        comm,
-        num_nodes=num_nodes,
-        owner=owner,
-        duplicates=duplicates,
-        loops=True,
-    )
-    check(comm, _check_weights, p)
-    stats.times["partition"] = time.perf_counter() - t0
+    p = weighted_partition(comm, part, stats, num_nodes, owner, duplicates)
     run = _Run(comm, resolution, threshold, None if seed is None else int(seed), stats)
     vertices, labels, q = abort_on_error(comm, _run, run, p, max_level)
     stats.finish(comm)
