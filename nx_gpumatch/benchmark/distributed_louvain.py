@@ -163,6 +163,8 @@ def _result(stdout):
 
 def main(argv=None):
     args = _parser().parse_args(argv)
+    if args.metric != "modularity" and args.method != "leiden":
+        _parser().error("--metric cpm needs --method leiden")
     if args.worker:
         return worker(args)
     if args.anchor:

@@ -290,11 +290,13 @@ def _leave(indptr, indices, w, k, comm, order, res_over_m2):
         used[out[v]] = True
     left = leave_walk(indptr, indices, w, k, out, a, order, res_over_m2)
     # Each vertex that left takes the smallest id no community had: one
-    # exists, as v shared its community.
+    # exists, as v shared its community (node weights are positive).
     free = 0
     for t in range(left.shape[0]):
-        while used[free]:
+        while free < n and used[free]:
             free += 1
+        if free == n:
+            return out, t  # cannot happen (see above); the rest stay
         used[free] = True
         out[left[t]] = free
     return out, left.shape[0]

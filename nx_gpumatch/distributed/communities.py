@@ -205,5 +205,5 @@ class DistributedCommunities:
     def __repr__(self):
         return (
             f"<DistributedCommunities rank {self.comm.rank}/{self.comm.size}: "
-            f"{self.vertices.shape[0]} owned vertices, modularity {self.modularity_found:.6f}>"
+            f"{self.vertices.shape[0]} owned vertices, {self.metric} {self.quality_found:.6f}>"
         )

@@ -7,10 +7,11 @@ rounds, aggregation by the owners of the coarse vertices).
 A level is
 
 1. local moving from the level's starting partition P0 (singletons on the
-   first level of the first pass), as the distributed Louvain moves, until a
-   sweep gains at most 1% of the level's gain so far (the shared-memory
-   Leiden's rule, ``schedule.LEIDEN_SWEEP_REL_TOL``: later passes sweep the
-   tail again); CPM runs
+   first level of the first pass), as the distributed Louvain moves; on
+   levels of at least ``schedule.SEQUENTIAL_ARCS`` arcs until a sweep gains
+   at most 1% of the level's gain so far (the shared-memory Leiden's rule for
+   its batched levels, ``schedule.LEIDEN_SWEEP_REL_TOL``: later passes sweep
+   the tail again); CPM runs
    then let every vertex that gains by it leave its community to be alone
    and move again, until none does (the shared-memory engines' step, see
    ``schedule.CPM_LEAVE``);
@@ -26,8 +27,10 @@ A level is
    round's vertices, against the sub-communities' totals summed over the
    ranks at the round's start and its own joins since. Only singletons move
    and each joins a sub-community through an edge to one of its members, so
-   every sub-community stays connected, also across ranks (two neighbours on
-   two ranks never move in one round);
+   every sub-community stays connected, also across ranks: refinement keeps
+   to rounds of one colour of the rank graph, so two neighbours on two ranks
+   never move in one round (local moving lets them; refinement must not, or
+   vertices of two ranks could join a singleton whose member leaves);
 3. aggregation on the refined partition; each new vertex starts the next
    level in the community of P that holds it.
 
@@ -56,6 +59,7 @@ from nx_gpumatch.community.schedule import (
     LEIDEN_SWEEP_REL_TOL,
     MAX_PASSES,
     PASS_TOL,
+    SWEEP_TOL,
     THETA,
     checked_theta,
     pass_rel_tol_of,
@@ -96,11 +100,14 @@ class _LeidenRun(_Run):
 
     def __init__(self, comm, resolution, seed, stats, metric, theta):
         super().__init__(comm, resolution, 0.0, seed, stats)
-        self.rel_tol = LEIDEN_SWEEP_REL_TOL  # as the shared-memory Leiden's sweeps
+        self.tol = SWEEP_TOL  # as the shared-memory Leiden's sweeps
+        self.rel_tol = LEIDEN_SWEEP_REL_TOL
         self.metric = metric
         self.gamma = float(resolution)
         self.theta = checked_theta(theta)
-        self.key = np.uint64((_DEFAULT_KEY if seed is None else int(seed)) & (2**64 - 1))
+        key = (_DEFAULT_KEY if seed is None else int(seed)) + comm.rank * 0x9E3779B97F4A7C15
+        # the refinement kernel hashes local ids: a key per rank draws apart
+        self.key = np.uint64(key & (2**64 - 1))
 
     def set_weight(self, m2):
         self.m2 = m2
@@ -150,7 +157,7 @@ class _LeidenRun(_Run):
         else:
             verts = self._order(lvl, level)
         verts = verts.astype(np.int32)
-        parts = self.rounds(lvl, verts)(level, (1 << 19) + salt)
+        parts = self.rounds(lvl, verts, coloured=True)(level, (1 << 19) + salt)
         nb = Neighbours(self.comm, lvl.neighbours)
         ref_g = lvl.gids.astype(np.int64)
         in_comm = intra_weights(lvl, comm_g)
@@ -183,6 +190,7 @@ class _LeidenRun(_Run):
             self.exchange(lvl, nb, ref_g, new)
             ref_g = new
             ra, rsize, ext = self.refined_totals(lvl, in_comm, ref_g)
+            self.stats.rounds += 1
             t = self._time("communicate", t)
         return ref_g, ra, rsize
 
@@ -384,7 +392,9 @@ def _leiden(run, p, max_level, max_passes, pass_rel_tol):
                 break
             labels, q_out = end, q_end
             info = {"vertices": p.num_nodes, "modularity": q_end, "moves": moves}
-            info.update({"sweeps": sweeps, "refined": int(np.unique(end).shape[0])})
+            top = int(end.max()) if end.shape[0] else -1
+            refined = int(allreduce(run.comm, np.array([top], np.int64), "max", "the count")[0]) + 1
+            info.update({"sweeps": sweeps, "refined": refined})
             if _kept(run, info, max_level):
                 break
             if q_end - q_part <= max(PASS_TOL, pass_rel_tol * abs(q_end)):
@@ -488,5 +498,8 @@ def communities_connected(p, labels, comm):
     lab = run.exchange_all(lvl, _on_level0(lvl, labels))
     _, parts = connected_parts(run, lvl, lab)
     top = int(labels.max()) if labels.size else -1
-    K = int(allreduce(run.comm, np.array([top], np.int64), "max", "connected()")[0]) + 1
+    top = int(allreduce(run.comm, np.array([top], np.int64), "max", "connected()")[0])
+    seen = np.zeros(top + 1, np.int64)
+    seen[labels] = 1
+    K = int(allreduce(run.comm, seen, "max", "connected()").sum())  # labels may have gaps
     return parts == K
