@@ -111,6 +111,7 @@ def worker(args):
             "levels": st.total["levels"],
             "sweeps": st.total["sweeps"],
             "rounds": st.total["rounds"],
+            "refinements": st.total["refinements"],
             "messages": st.total["messages"],
             "bytes": st.total["bytes"],
             "peak_mb": peaks,

@@ -5,35 +5,39 @@ more ranks.
 Per run at P ranks the benchmark measures the slowest rank's compute time
 (every phase but communication and the split), the rounds (each one
 exchange with the neighbour ranks and one sum of the community totals), the
-sweeps and the bytes sent. The model is
+sweeps, the refinements (Leiden) and the bytes sent. The model is
 
     T(P) = a / P + b_round * R(P)                       (compute)
          + R(P) * (2 * 8 * t * n / beta + 2 * alpha * log2 P)   (totals)
-         + bytes(P) / P / beta                          (ghosts, arcs, labels)
+         + bytes / P / beta                             (ghosts, arcs, labels)
 
 ``a`` is the work the ranks share (arcs swept, aggregated), ``b_round`` the
 work every rank repeats per round (dense arrays over the level's vertices:
 the community totals are summed over the ranks as arrays of n entries, t of
-them per round), both fitted by least squares to the measured compute times;
-R(P) = sweeps * colours(P), where colours(P) is the number of colours of the
-rank graph: P on random and R-MAT graphs split in blocks, whose ranks all
-neighbour one another, so a sweep takes P rounds. The network terms use an
-assumed latency ``alpha`` and bandwidth ``beta`` per rank (a cluster's, not
-this machine's, whose ranks share memory). To extrapolate, ``a`` and the
-bytes scale with the edges, ``b_round`` and the totals with the vertices;
-sweeps stay as measured.
+them per round), both fitted by least squares to the measured compute times
+(ranks beyond the cores scaled down to the cores they had). As built, a
+sweep of local moving takes two rounds whatever P, and a refinement one
+round per colour of the rank graph: P on random and R-MAT graphs split in
+blocks, whose ranks all neighbour one another, so R(P) = 2 * sweeps + P *
+refinements. The network terms use an assumed latency ``alpha`` and
+bandwidth ``beta`` per rank (a cluster's, not this machine's, whose ranks
+share memory). To extrapolate, ``a`` and the bytes scale with the edges,
+``b_round`` and the totals with the vertices; sweeps and refinements stay as
+measured.
 
 The second table is the same model for the design the numbers ask for:
 community totals reduced by the owners of the communities (Vite's scheme:
 each rank sends only the entries of communities it touches, about its arcs'
-worth) and two rounds per sweep whatever P (all ranks moving at once on
-stale ghost states, with the round taken back when it lowers the objective).
+worth, and repeats no work over all n) and refinements in two rounds too
+(which needs another guard of connectivity than the colours).
 """
 
 import math
 import os
 
 import numpy as np
+
+from nx_gpumatch.distributed.louvain import MOVE_ROUNDS
 
 ALPHA = 2e-6  # s, latency per message step (assumed)
 BETA = 10e9  # bytes/s per rank (assumed, about a 100 Gb/s link)
@@ -42,11 +46,11 @@ SKIP = ("communicate", "partition")  # phases that are not compute
 
 
 def fit(rows, cores=None):
-    """(a, b_round, sweeps, bytes sent in all at the largest P, that P) from
-    the benchmark's rows {P: row} (each with ``phases``, ``rounds``,
-    ``sweeps``, ``bytes``); a and b_round in seconds. Ranks beyond ``cores``
-    (None: this machine's) share them, so their compute time is scaled by
-    cores / P first."""
+    """(a, b_round, sweeps, refinements, bytes sent in all at the largest P)
+    from the benchmark's rows {P: row} (each with ``phases``, ``rounds``,
+    ``sweeps``, ``bytes`` and, for Leiden, ``refinements``); a and b_round
+    in seconds. Ranks beyond ``cores`` (None: this machine's) share them, so
+    their compute time is scaled by cores / P first."""
     cores = cores or len(os.sched_getaffinity(0))
     Ps = sorted(rows)
     comp = [
@@ -57,19 +61,26 @@ def fit(rows, cores=None):
     coef, *_ = np.linalg.lstsq(X, np.array(comp), rcond=None)
     a, b_round = (max(0.0, float(c)) for c in coef)
     sweeps = float(np.mean([rows[P]["sweeps"] for P in Ps]))
-    top = max(Ps)
-    return a, b_round, sweeps, rows[top]["bytes"], top
+    refinements = float(np.mean([rows[P].get("refinements", 0) for P in Ps]))
+    return a, b_round, sweeps, refinements, rows[max(Ps)]["bytes"]
+
+
+def rounds_at(P, sweeps, refinements, owner_totals=False):
+    """Rounds of a run on P ranks (see the module notes)."""
+    if P == 1:
+        return sweeps + refinements
+    return MOVE_ROUNDS * sweeps + (MOVE_ROUNDS if owner_totals else P) * refinements
 
 
 def predict(rows, n, m, n_big, m_big, ranks, *, owner_totals=False, cores=None):
     """[(P, compute, totals, messages, total seconds)] for a graph of n_big
     vertices and m_big edges at each of ``ranks`` (a core each), from the
     runs ``rows`` on a graph of n vertices and m edges."""
-    a, b_round, sweeps, nbytes, _ = fit(rows, cores)
+    a, b_round, sweeps, refinements, nbytes = fit(rows, cores)
     grow_m, grow_n = m_big / m, n_big / n
     out = []
     for P in ranks:
-        rounds = sweeps * (2 if owner_totals else P)
+        rounds = rounds_at(P, sweeps, refinements, owner_totals)
         comp = a * grow_m / P + b_round * grow_n * rounds / (P if owner_totals else 1)
         lat = 2 * ALPHA * math.log2(P) if P > 1 else 0.0
         if P == 1:
@@ -89,16 +100,17 @@ def predict(rows, n, m, n_big, m_big, ranks, *, owner_totals=False, cores=None):
 def print_model(rows, n, m, *, m_big=1_000_000_000, ranks=(1, 4, 16, 64, 256, 1024), cores=None):
     """Print both tables for a graph of m_big edges and the same average degree."""
     n_big = int(round(n * m_big / m))
-    a, b_round, sweeps, _, _ = fit(rows, cores)
+    a, b_round, sweeps, refinements, _ = fit(rows, cores)
     print(
         f"\nScaling model (fitted to P = {', '.join(map(str, sorted(rows)))}: shared compute "
-        f"{a:.3f} s, {b_round * 1e3:.3f} ms per round per rank, {sweeps:.0f} sweeps; assumed "
+        f"{a:.3f} s, {b_round * 1e3:.3f} ms per round per rank, {sweeps:.0f} sweeps, "
+        f"{refinements:.0f} refinements; assumed "
         f"network {ALPHA * 1e6:g} us, {BETA / 1e9:g} GB/s per rank) for {m_big:,} edges, "
         f"{n_big:,} vertices:"
     )
     variants = (
-        ("as built (dense totals, P rounds per sweep)", False),
-        ("owner-reduced totals, 2 rounds per sweep", True),
+        ("as built (dense totals; 2 rounds per sweep, P per refinement)", False),
+        ("owner-reduced totals, 2 rounds per sweep and per refinement", True),
     )
     for title, owner in variants:
         print(f"  {title}")

@@ -24,7 +24,9 @@ class CommunityStats:
     ``aggregation_rows`` (arcs sent to the owners of coarse vertices),
     ``label_queries`` (ids asked of other ranks to carry the input vertices'
     labels to the next level), ``bytes`` (their payload), ``times`` (seconds
-    per phase). ``sweeps`` and ``levels`` are the same on every rank;
+    per phase). ``sweeps``, ``rounds`` (of local moving and of refinement,
+    each one exchange and one sum of totals), ``refinements`` (Leiden) and
+    ``levels`` are the same on every rank;
     ``level_info`` has one dict per level kept (vertices, modularity, moves,
     sweeps). After the call ``total`` holds the sums over the ranks (and
     ``messages``, all three kinds together), ``time`` the slowest rank's
@@ -37,6 +39,7 @@ class CommunityStats:
             setattr(self, k, 0)
         self.sweeps = 0
         self.rounds = 0
+        self.refinements = 0
         self.levels = 0
         self.level_info = []
         self.times = {}
@@ -58,6 +61,7 @@ class CommunityStats:
         self.total["messages"] = sum(self.total[k] for k in COUNTS[:3])
         self.total["sweeps"] = self.sweeps
         self.total["rounds"] = self.rounds
+        self.total["refinements"] = self.refinements
         self.total["levels"] = self.levels
         names = [k for k in PHASES if k in self.times] + sorted(set(self.times) - set(PHASES))
         t = np.array([self.times.get(k, 0.0) for k in names], np.float64)

@@ -158,6 +158,7 @@ class _LeidenRun(_Run):
             verts = self._order(lvl, level)
         verts = verts.astype(np.int32)
         parts = self.rounds(lvl, verts, coloured=True)(level, (1 << 19) + salt)
+        self.stats.refinements += 1
         nb = Neighbours(self.comm, lvl.neighbours)
         ref_g = lvl.gids.astype(np.int64)
         in_comm = intra_weights(lvl, comm_g)
