@@ -53,6 +53,7 @@ import time
 
 import numpy as np
 
+from nx_gpumatch._validation import check_positive_int
 from nx_gpumatch.community import quality
 from nx_gpumatch.community.levels import MAX_LEVELS
 from nx_gpumatch.community.schedule import (
@@ -464,10 +465,7 @@ def leiden_communities(
         _check_params(resolution, 0.0, max_level, seed)
         checked_theta(theta)
         quality.check_metric(metric)
-        if passes is not None and (
-            isinstance(passes, bool) or not isinstance(passes, int | np.integer) or passes < 1
-        ):
-            raise ValueError(f"passes must be a positive int or None, got {passes!r}")
+        check_positive_int(passes, "passes")
 
     check(comm, checks)
     same(
