@@ -97,6 +97,16 @@ def predict(rows, n, m, n_big, m_big, ranks, *, owner_totals=False, cores=None):
     return out
 
 
+# Published strong-scaling points of Vite (Ghosh et al., IPDPS 2018; MPI +
+# OpenMP on NERSC Cori), printed beside the predictions for scale.
+VITE = (
+    "soc-friendster (1.8B edges): about 7x faster on 4,096 processes than a "
+    "shared-memory Louvain on 64 threads",
+    "uk-2007 (3.3B edges): 32 s on 1,024 cores (64 nodes), a graph the shared-memory "
+    "code could not hold in one 128 GB node",
+)
+
+
 def print_model(rows, n, m, *, m_big=1_000_000_000, ranks=(1, 4, 16, 64, 256, 1024), cores=None):
     """Print both tables for a graph of m_big edges and the same average degree."""
     n_big = int(round(n * m_big / m))
@@ -119,3 +129,6 @@ def print_model(rows, n, m, *, m_big=1_000_000_000, ranks=(1, 4, 16, 64, 256, 10
             rows, n, m, n_big, m_big, ranks, owner_totals=owner, cores=cores
         ):
             print(f"  {P:6d} | {comp:11.1f} | {tot:10.1f} | {msg:12.1f} | {total:9.1f}")
+    print("  Vite's published figures (Ghosh et al. 2018), for scale:")
+    for line in VITE:
+        print(f"    {line}")

@@ -86,6 +86,7 @@ def abort_on_error(comm, fn, *args, **kwargs):
             raise
 
         traceback.print_exc()
+        _faults.remove_unfinished()
         print(
             f"nx_gpumatch.distributed: rank {comm.rank} failed ({type(exc).__name__}: {exc}); "
             "aborting all ranks",
@@ -193,7 +194,12 @@ def _pickled_parts(comm, obj, root, what):
 
 def allgather(comm, obj, what="a collective call"):
     """Every rank's ``obj`` (picklable), in rank order, on every rank."""
-    return _pickled_parts(comm, obj, None, what)
+    if comm.size == 1:
+        return _pickled_parts(comm, obj, None, what)
+    # the process ids ride along: a peer killed later is then seen to be gone
+    parts = _pickled_parts(comm, (_faults.identity(), obj), None, what)
+    _faults.note_peers(comm, [ident for ident, _ in parts])
+    return [part for _, part in parts]
 
 
 def gather(comm, obj, root=0, what="a collective call"):

@@ -11,12 +11,20 @@ MPI job of more than one process):
   rank so on ``COMM_WORLD`` (tag :data:`EXIT_TAG`, reserved); a rank waiting in
   one of the engine's collective calls on a communicator holding the departed
   rank aborts the job with a message instead of waiting forever;
+- a rank killed by a signal or ended by ``os._exit`` sends no notice, and
+  mpiexec's own clean-up misses it now and then (MPICH's Hydra sometimes
+  reads a dead rank's exit code as 0 and leaves the others running). Each
+  rank learns the process ids of the peers it can see (same machine, same
+  pid namespace) in the engine's gathers; a rank waiting for a peer whose
+  process is gone aborts the job with a message. Peers on other machines
+  still depend on mpiexec;
 - with :func:`set_timeout` (or ``NX_GPUMATCH_MPI_TIMEOUT=<seconds>``) a rank
   that waits longer than that in one of the engine's calls aborts the job.
 """
 
 import atexit
 import os
+import shutil
 import sys
 import time
 
@@ -27,9 +35,13 @@ EXIT_TAG = 32766  # every MPI allows tags up to 32767
 # the call then completes here without it, at once. Past this, it never will.
 GRACE = 2.0
 ABORT_PAUSE = 0.5
+LOOK_EVERY = 0.25  # seconds between looks at the peers' processes in one wait
 
 _timeout = []  # [seconds or None] once set, else read from the environment
 _departed = set()  # COMM_WORLD ranks that have announced their exit
+_pids = {}  # COMM_WORLD rank -> process id, for the peers this rank can see
+_identity = []  # [this process's identity()] once computed
+_unfinished = {}  # this rank's temporary outputs (path -> is a folder), removed on abort
 
 
 def _check_timeout(seconds, what):
@@ -73,8 +85,28 @@ def _live_mpi():
     return MPI
 
 
+def unfinished(path, folder=False):
+    """Note a temporary output of this rank, to be removed if the job is
+    aborted before :func:`finished` (an abort ends the process at once)."""
+    _unfinished[path] = folder
+
+
+def finished(path):
+    _unfinished.pop(path, None)
+
+
+def remove_unfinished():
+    for path, folder in list(_unfinished.items()):
+        try:
+            shutil.rmtree(path) if folder else os.remove(path)
+        except OSError:
+            pass
+    _unfinished.clear()
+
+
 def abort(comm, message):
     """Print why and end every rank of the job."""
+    remove_unfinished()
     print(
         f"nx_gpumatch.distributed: rank {comm.Get_rank()}: {message}; aborting all ranks",
         file=sys.stderr,
@@ -96,6 +128,17 @@ def _receive_notices(world, MPI):
         _departed.add(src)
 
 
+def _translate(MPI, source, ranks, target):
+    """``ranks`` of communicator ``source`` as ranks of ``target`` (UNDEFINED
+    where a process is not in it)."""
+    sg, tg = source.Get_group(), target.Get_group()
+    try:
+        return [int(r) for r in MPI.Group.Translate_ranks(sg, ranks, tg)]
+    finally:
+        sg.Free()
+        tg.Free()
+
+
 def departed(comm):
     """Ranks of ``comm`` that have announced their exit."""
     MPI = sys.modules["mpi4py.MPI"]
@@ -103,14 +146,60 @@ def departed(comm):
     _receive_notices(world, MPI)
     if not _departed:
         return []
-    gone = sorted(_departed)
-    wg, cg = world.Get_group(), comm.Get_group()
+    ranks = _translate(MPI, world, sorted(_departed), comm)
+    return [r for r in ranks if r != MPI.UNDEFINED]
+
+
+def identity():
+    """(machine boot and pid namespace, process id) of this process: two
+    processes whose first parts are equal can look up each other's pids.
+    None where that is not possible (not Linux)."""
+    if not _identity:
+        try:
+            with open("/proc/sys/kernel/random/boot_id") as f:
+                boot = f.read().strip()
+            ns = os.stat("/proc/self/ns/pid")
+            _identity.append(((boot, ns.st_dev, ns.st_ino), os.getpid()))
+        except OSError:
+            _identity.append(None)
+    ident = _identity[0]
+    # a fork has the parent's key but its own pid
+    return None if ident is None else (ident[0], os.getpid())
+
+
+def note_peers(comm, idents):
+    """Remember the pids of the ranks of ``comm`` in this process's pid
+    namespace (``idents``: every rank's :func:`identity`, in rank order)."""
+    mine = identity()
+    MPI = sys.modules.get("mpi4py.MPI")
+    if mine is None or MPI is None or comm.Is_inter():
+        return
+    world = MPI.COMM_WORLD
+    me = world.Get_rank()
+    ranks = _translate(MPI, comm, list(range(comm.Get_size())), world)
+    for w, ident in zip(ranks, idents):
+        if w not in (MPI.UNDEFINED, me) and ident is not None and ident[0] == mine[0]:
+            _pids[w] = ident[1]
+
+
+def _running(pid):
+    """False once process ``pid`` has ended (gone, or a zombie not yet reaped)."""
     try:
-        ranks = MPI.Group.Translate_ranks(wg, gone, cg)
-    finally:
-        wg.Free()
-        cg.Free()
-    return [int(r) for r in ranks if r != MPI.UNDEFINED]
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X", b"x")
+
+
+def vanished(comm):
+    """Ranks of ``comm`` whose process has ended without an exit notice."""
+    lost = sorted(w for w, pid in _pids.items() if w not in _departed and not _running(pid))
+    if not lost:
+        return []
+    MPI = sys.modules["mpi4py.MPI"]
+    ranks = _translate(MPI, MPI.COMM_WORLD, lost, comm)
+    return [r for r in ranks if r != MPI.UNDEFINED]
 
 
 class Watch:
@@ -120,6 +209,7 @@ class Watch:
         self.comm = comm
         self.what = what
         self.start = time.monotonic()
+        self.look = self.start + LOOK_EVERY
         self.limit = get_timeout()
 
     def check(self, done):
@@ -127,17 +217,25 @@ class Watch:
         if self.comm.Get_size() < 2:
             return False
         gone = departed(self.comm)
+        if not gone and time.monotonic() >= self.look:
+            self.look = time.monotonic() + LOOK_EVERY
+            gone = vanished(self.comm)
         if gone:
             end = time.monotonic() + GRACE
             while time.monotonic() < end:
                 if done():
                     return True
                 time.sleep(1e-3)
-            who = ", ".join(map(str, gone))
+            said = departed(self.comm)  # a notice may have come in meanwhile
+            if said:
+                how = "exited (sys.exit or the end of its script)"
+            else:
+                how = "ended without a word (killed, or os._exit)"
+            who = ", ".join(map(str, said or gone))
             abort(
                 self.comm,
-                f"rank {who} exited (sys.exit or the end of its script) while this rank "
-                f"waits for it in {self.what}; it will never take part",
+                f"rank {who} {how} while this rank waits for it in {self.what}; "
+                "it will never take part",
             )
         if self.limit is not None and time.monotonic() - self.start > self.limit:
             abort(

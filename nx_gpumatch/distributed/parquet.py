@@ -17,6 +17,7 @@ import shutil
 
 import numpy as np
 
+from nx_gpumatch.distributed import _faults
 from nx_gpumatch.distributed._comm import (
     DistributedError,
     agree,
@@ -240,6 +241,7 @@ def write_dataset(comm, path, columns):
     if comm.rank == 0:
         try:
             os.mkdir(tmp)
+            _faults.unfinished(tmp, folder=True)
         except OSError as exc:
             err = exc
     agree(comm, err)
@@ -269,6 +271,8 @@ def write_dataset(comm, path, columns):
             if os.path.exists(old) and not os.path.exists(path):
                 os.rename(old, path)  # the earlier result, as it was
         raise
+    finally:
+        _faults.finished(tmp)
     if comm.rank == 0:
         shutil.rmtree(old, ignore_errors=True)
     return os.path.join(path, part)

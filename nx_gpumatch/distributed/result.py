@@ -4,6 +4,7 @@ import os
 
 import numpy as np
 
+from nx_gpumatch.distributed import _faults
 from nx_gpumatch.distributed._comm import (
     DistributedError,
     agree,
@@ -197,6 +198,7 @@ def write_table(comm, path, columns):
     folder, base = os.path.split(name)
     tmp = os.path.join(folder, f".{base}.{os.getpid()}.tmp")
     err = None
+    _faults.unfinished(tmp)
     try:
         if path.replace("{rank}", "").lower().endswith(".npy"):
             ints = all(np.issubdtype(c.dtype, np.integer) for c in columns.values())
@@ -219,6 +221,8 @@ def write_table(comm, path, columns):
     except DistributedError:
         _remove(tmp)
         raise
+    finally:
+        _faults.finished(tmp)
     return name
 
 

@@ -46,3 +46,11 @@ def test_predict_scales_edges_vertices_and_rounds():
     # Owner-reduced totals in a fixed number of rounds: time falls with P.
     assert owner[1][4] < owner[0][4] < built[0][4]
     assert owner[1][3] == pytest.approx(4e6 * 100 / 1024 / dm.BETA)
+
+
+def test_print_model_shows_both_designs_and_vite(capsys):
+    dm.print_model(_rows(60.0, 0.05, 40, 6, 2), 1000, 8000, ranks=(1, 1024), cores=2)
+    out = capsys.readouterr().out
+    assert "as built" in out and "owner-reduced" in out
+    assert out.count("|") >= 4 * 6  # header and two rows per table
+    assert "Ghosh et al. 2018" in out and "uk-2007 (3.3B edges): 32 s on 1,024 cores" in out

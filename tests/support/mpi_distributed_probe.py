@@ -306,6 +306,18 @@ def group_slow():
     D.b_matching((np.array([0]), np.array([1]), None), 1)
 
 
+def group_killed():
+    """The last rank is killed between two calls (no exit notice can go out)."""
+    import signal
+
+    r = D.random_edges(200, 1000, seed=2, comm=False)
+    D.b_matching((r["src"], r["dst"], r["weight"]), 1)
+    if LAST:
+        os.kill(os.getpid(), signal.SIGKILL)
+    D.b_matching((r["src"], r["dst"], r["weight"]), 2)
+    print(f"rank {RANK} returned", flush=True)
+
+
 def group_write_dies(folder, fmt="csv"):
     """The last rank dies after writing part of its file (``fmt``: csv, npy or
     parquet, the last a dataset directory)."""
