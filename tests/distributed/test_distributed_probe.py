@@ -103,7 +103,7 @@ def _launch_without_cleanup(nprocs, *args):
 
 
 @pytest.mark.parametrize("nprocs", [2, 3])
-def test_a_killed_rank_ends_the_job_without_mpiexec_cleanup(nprocs):
+def test_a_rank_ending_without_notice_ends_the_job_without_mpiexec_cleanup(nprocs):
     out = _launch_without_cleanup(nprocs, "killed")
     assert "returned" not in out.stdout
 
