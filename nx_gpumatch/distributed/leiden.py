@@ -72,6 +72,8 @@ from nx_gpumatch.distributed._comm import (
     abort_on_error,
     allgather,
     allreduce,
+    allreduce_max,
+    allreduce_sum,
     check,
     get_comm,
     same,
@@ -127,7 +129,7 @@ class _LeidenRun(_Run):
         return new
 
     def count(self, flags, what):
-        return int(allreduce(self.comm, np.array([int(flags)], np.int64), "sum", what)[0])
+        return allreduce_sum(self.comm, int(flags), what)
 
     # ------------------------------------------------------------ refinement
     def refined_totals(self, lvl, in_comm, ref_g):
@@ -395,7 +397,7 @@ def _leiden(run, p, max_level, max_passes, pass_rel_tol):
             labels, q_out = end, q_end
             info = {"vertices": p.num_nodes, "modularity": q_end, "moves": moves}
             top = int(end.max()) if end.shape[0] else -1
-            refined = int(allreduce(run.comm, np.array([top], np.int64), "max", "the count")[0]) + 1
+            refined = allreduce_max(run.comm, top, "the count") + 1
             info.update({"sweeps": sweeps, "refined": refined})
             if _kept(run, info, max_level):
                 break
@@ -497,7 +499,7 @@ def communities_connected(p, labels, comm):
     lab = run.exchange_all(lvl, _on_level0(lvl, labels))
     _, parts = connected_parts(run, lvl, lab)
     top = int(labels.max()) if labels.size else -1
-    top = int(allreduce(run.comm, np.array([top], np.int64), "max", "connected()")[0])
+    top = allreduce_max(run.comm, top, "connected()")
     seen = np.zeros(top + 1, np.int64)
     seen[labels] = 1
     K = int(allreduce(run.comm, seen, "max", "connected()").sum())  # labels may have gaps

@@ -60,6 +60,7 @@ from nx_gpumatch.distributed._comm import (
     abort_on_error,
     allgather,
     allreduce,
+    allreduce_sum,
     alltoallv,
     check,
     get_comm,
@@ -420,7 +421,7 @@ class _Run:
         rounds = self.rounds(lvl, verts)
         rel_tol = 0.0
         if self.rel_tol:  # on batched levels only, as the shared-memory engine
-            arcs = allreduce(self.comm, np.array([lvl.arcs], np.int64), "sum", "the arcs")[0]
+            arcs = allreduce_sum(self.comm, lvl.arcs, "the arcs")
             rel_tol = self.rel_tol if arcs >= SEQUENTIAL_ARCS else 0.0
         for sweep in range(MAX_SWEEPS):
             q_sweep = q
