@@ -100,6 +100,27 @@ def _leiden(large):
     return _call("leiden_communities", _graph(large), seed=1, device="cpu")
 
 
+def _distributed(large):
+    """The distributed engine, where mpi4py is installed: on one rank in this
+    process and then (small inputs, the kernels that only run where ranks
+    exchange messages) on two under mpiexec, where one is found; inside an MPI
+    job of several ranks, on its ranks instead."""
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        return False
+    from nx_gpumatch.distributed import warm
+
+    world = MPI.COMM_WORLD
+    if world.size > 1:
+        warm.run(world, large)
+        return True
+    warm.run(MPI.COMM_SELF, large)
+    if not large:
+        warm.on_two_ranks()
+    return True
+
+
 def _bipartite_input(large):
     """A random sparse matrix, built in memory proportional to its entries (scipy's
     ``sp.random`` with an integer seed draws from all rows x columns positions:
@@ -129,6 +150,7 @@ FAMILIES = {
     "louvain": _louvain,
     "leiden": _leiden,
     "bipartite": _bipartite,
+    "distributed": _distributed,
 }
 
 
@@ -147,6 +169,7 @@ COLD_SECONDS = {
     "louvain": 100,
     "leiden": 6,
     "bipartite": 15,
+    "distributed": 60,
 }
 
 
