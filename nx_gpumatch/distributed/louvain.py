@@ -39,6 +39,7 @@ the seed, level and id), sums are taken in fixed orders, and messages are
 applied in rank order; so two runs give the same labels.
 """
 
+import collections
 import time
 
 import numpy as np
@@ -75,6 +76,10 @@ __all__ = ["louvain_communities"]
 (_intra_serial,) = serial_builds(_intra_weights)  # one rank, one thread
 GHOST = np.int32(1)  # the commit batch of ghosts, and of every owned vertex's move
 
+# The arcs of owned rows into each ghost: arc positions ``arc[ptr[g]:ptr[g + 1]]``
+# of ghost g (local ids), each arc's tail, and which local vertices are owned.
+GhostArcs = collections.namedtuple("GhostArcs", "owned ptr arc tail")
+
 # Rounds per sweep of local moving with several ranks. Neighbours on two ranks
 # may move in one round, each against the other's state at the round's start
 # (a singleton never joins a ghost singleton of higher priority, and a round
@@ -88,45 +93,80 @@ MOVE_ROUNDS = 2
 # ---------------------------------------------------------------- kernel
 @njit(cache=True)
 def _sweep(verts, lv, st, scratch, res_over_m2):
-    """One sweep over the owned vertices ``verts`` (local ids, in order):
-    each joins its best community and the move is committed before the next
-    is computed. Owned vertices are batch 0 and ghosts batch GHOST; moving as
-    GHOST, a singleton never joins a ghost singleton of higher priority (the
-    kernel's rule for vertices moving blindly together: a ghost may move in
-    the same round).
+    """One sweep over the owned vertices ``verts`` (local ids, in order) that
+    are due a look (``st.active``, cleared as they are looked at): each joins
+    its best community and the move is committed before the next is
+    computed; a move makes the mover's neighbours due. Owned vertices are
+    batch 0 and ghosts batch GHOST; moving as GHOST, a singleton never joins
+    a ghost singleton of higher priority (the kernel's rule for vertices
+    moving blindly together: a ghost may move in the same round).
     Returns the number of moves."""
     row = Scratch(scratch.pos[0], scratch.buf_c[0], scratch.buf_j[0], scratch.buf_w[0])
     no_logc = np.empty(0, np.int32)
     no_loga = np.empty(0, np.float64)
+    indptr, indices, active = lv.indptr, lv.indices, st.active
     moved = 0
     for t in range(verts.shape[0]):
         v = verts[t]
+        if active[v] == 0:
+            continue
+        active[v] = 0
         c, d, _ = _best_move(v, GHOST, lv, st, row, res_over_m2, True)
         st.newc[v] = c
         st.change[v] = d
         done, _, _ = _commit(
             verts, t, t + 1, st.newc, st.comm, st.a, st.size, lv.k, st.change, no_logc, no_loga, 0
         )
+        if done:
+            for p in range(indptr[v], indptr[v + 1]):
+                active[indices[p]] = 1
         moved += done
     return moved
 
 
 @njit(cache=True)
-def _sum_pairs(x, y, w, lo, hi, K):
-    """The distinct pairs (x, y) in (x, y) order with their weights summed,
-    equal pairs in the order given (the float sums are the same on every
-    run): two stable counting sorts, by y in [0, K) and then by x in
-    [lo, hi), instead of a comparison sort of all the arcs."""
+def _round_change(lv, g, old, new, changed, active):
+    """The change of this rank's inner weight (arcs of owned rows inside a
+    community) from partition ``old`` to ``new``, from the arcs at the
+    local vertices ``changed`` (those whose community differs, ascending):
+    an owned one's row, and the reverse of each arc to an owned vertex that
+    did not change (the same weight, in that vertex's row); a ghost's arcs
+    from unchanged owned vertices (``g``: the :class:`GhostArcs`). Each
+    changed ghost's owned neighbours are made due in ``active``."""
+    indptr, indices, w = lv.indptr, lv.indices, lv.w
+    owned = g.owned
+    mark = np.zeros(old.shape[0], np.uint8)
+    for i in range(changed.shape[0]):
+        mark[changed[i]] = 1
+    d = 0.0
+    for i in range(changed.shape[0]):
+        v = changed[i]
+        if owned[v]:
+            for p in range(indptr[v], indptr[v + 1]):
+                j = indices[p]
+                dw = w[p] * (np.float64(new[v] == new[j]) - np.float64(old[v] == old[j]))
+                d += dw
+                if owned[j] and mark[j] == 0:
+                    d += dw
+        else:
+            for q in range(g.ptr[v], g.ptr[v + 1]):
+                p = g.arc[q]
+                x = g.tail[p]
+                active[x] = 1
+                if mark[x] == 0:
+                    d += w[p] * (np.float64(new[x] == new[v]) - np.float64(old[x] == old[v]))
+    return d
+
+
+@njit(cache=True)
+def _coarse_rows(x, y, w, lo, hi, K):
+    """The rows of the coarse vertices [lo, hi) from arcs (x, y, w) between
+    coarse vertices, x in [lo, hi): (indptr, heads, summed weights, self-loop
+    weight per row). A stable counting sort by x, then each row's arcs merged
+    per head in a sparse accumulator: heads in order of first appearance,
+    weights summed in the order given (the same sums on every run). An arc
+    x -> x stands for half its weight in the self-loop."""
     m = x.shape[0]
-    cnt = np.zeros(K + 1, np.int64)
-    for i in range(m):
-        cnt[y[i] + 1] += 1
-    for k in range(K):
-        cnt[k + 1] += cnt[k]
-    by_y = np.empty(m, np.int64)
-    for i in range(m):
-        by_y[cnt[y[i]]] = i
-        cnt[y[i]] += 1
     span = hi - lo
     cnt = np.zeros(span + 1, np.int64)
     for i in range(m):
@@ -134,24 +174,33 @@ def _sum_pairs(x, y, w, lo, hi, K):
     for k in range(span):
         cnt[k + 1] += cnt[k]
     order = np.empty(m, np.int64)
-    for j in range(m):
-        i = by_y[j]
-        order[cnt[x[i] - lo]] = i
-        cnt[x[i] - lo] += 1
-    ox = np.empty(m, np.int64)
-    oy = np.empty(m, np.int64)
-    ow = np.empty(m, np.float64)
-    k = -1
-    for j in range(m):
-        i = order[j]
-        if k >= 0 and ox[k] == x[i] and oy[k] == y[i]:
-            ow[k] += w[i]
-        else:
-            k += 1
-            ox[k] = x[i]
-            oy[k] = y[i]
-            ow[k] = w[i]
-    return ox[: k + 1], oy[: k + 1], ow[: k + 1]
+    fill = cnt[:span].copy()
+    for i in range(m):
+        r = x[i] - lo
+        order[fill[r]] = i
+        fill[r] += 1
+    pos = np.full(K, -1, np.int64)
+    heads = np.empty(m, np.int64)
+    ws = np.empty(m, np.float64)
+    indptr = np.zeros(span + 1, np.int64)
+    loop = np.zeros(span, np.float64)
+    k = 0
+    for r in range(span):
+        start = k
+        for q in range(cnt[r], cnt[r + 1]):
+            i = order[q]
+            j = y[i]
+            if j == r + lo:
+                loop[r] += 0.5 * w[i]
+            elif pos[j] < start:
+                pos[j] = k
+                heads[k] = j
+                ws[k] = w[i]
+                k += 1
+            else:
+                ws[pos[j]] += w[i]
+        indptr[r + 1] = k
+    return indptr, heads[:k], ws[:k], loop
 
 
 @njit(cache=True)
@@ -209,10 +258,10 @@ class _Level:
     def __init__(self, n, gids, owned_ids, owner, indptr, indices, w, loop, block=None, k=None):
         self.n = int(n)
         self.gids = gids
-        self.owned_ids = owned_ids.astype(np.int32)
-        self.owner = owner.astype(np.int64)
-        self.indptr = indptr.astype(np.int64)
-        self.indices = indices.astype(np.int32)
+        self.owned_ids = owned_ids.astype(np.int32, copy=False)
+        self.owner = owner.astype(np.int64, copy=False)
+        self.indptr = indptr.astype(np.int64, copy=False)
+        self.indices = indices.astype(np.int32, copy=False)
         self.w = np.ascontiguousarray(w, np.float64)
         self.loop = np.ascontiguousarray(loop, np.float64)
         self.degrees = weighted_degrees(self.indptr, self.w, self.loop)
@@ -223,14 +272,23 @@ class _Level:
         owned[self.owned_ids] = True
         self.owned = owned
         self.tail = np.repeat(np.arange(nl, dtype=np.int64), np.diff(self.indptr))
-        top = int(self.owner.max()) + 1 if nl else 1
-        ranks, verts = _boundary_pairs(self.indptr, self.indices, self.owner, owned, top)
         self.neighbours = sorted(set(self.owner[~owned].tolist()))
-        # each rank's vertices ascending: a stable sort by rank of pairs in vertex order
-        o = np.argsort(ranks, kind="stable")
-        ranks, verts = ranks[o], verts[o]
-        cuts = np.searchsorted(ranks, self.neighbours + [top])
-        self.boundary = {r: verts[cuts[i] : cuts[i + 1]] for i, r in enumerate(self.neighbours)}
+        self.boundary = {}
+        into = np.zeros(0, np.int64)
+        if self.neighbours:  # else no ghost: no boundary, no arc into a ghost
+            top = int(self.owner.max()) + 1
+            ranks, verts = _boundary_pairs(self.indptr, self.indices, self.owner, owned, top)
+            # each rank's vertices ascending: a stable sort by rank of pairs in vertex order
+            o = np.argsort(ranks, kind="stable")
+            ranks, verts = ranks[o], verts[o]
+            cuts = np.searchsorted(ranks, self.neighbours + [top])
+            self.boundary = {r: verts[cuts[i] : cuts[i + 1]] for i, r in enumerate(self.neighbours)}
+            into = np.flatnonzero(~owned[self.indices])  # arcs to ghosts, by tail
+        heads = self.indices[into]
+        ptr = np.zeros(nl + 1, np.int64)
+        np.cumsum(np.bincount(heads, minlength=nl), out=ptr[1:])
+        arc = into[np.argsort(heads, kind="stable")]
+        self.ghost_arcs = GhostArcs(owned, ptr, arc, self.tail)
 
     @property
     def arcs(self):
@@ -357,11 +415,14 @@ class _Run:
             m = got[r].reshape(-1, 2)
             new[np.searchsorted(lvl.gids, m[:, 0])] = m[:, 1]
 
-    def _round(self, lvl, nb, verts, comm_g, a, size, level, t):
-        """Move ``verts`` (owned, local ids, in order) against the partition
-        ``comm_g`` (community id per local vertex) and its totals, then tell
-        the neighbour ranks and sum the totals: (new partition, its totals,
-        modularity and number of moves, over all ranks)."""
+    def _round(self, lvl, nb, verts, state, level, t, active, extra=()):
+        """Move the owned vertices ``verts`` (local ids, in order) that are
+        due (``active``, updated) against ``state``: (partition, community
+        totals a and size, this rank's inner weight) with a community id per
+        local vertex; then tell the neighbour ranks and sum the totals:
+        (the new state, modularity and number of moves over all ranks, and
+        the sums of ``extra``)."""
+        comm_g, a, size, inner = state
         nl = lvl.gids.shape[0]
         own = lvl.owned_ids
         U, cl = compact_ids(comm_g, lvl.n)
@@ -372,7 +433,7 @@ class _Run:
             a[U].copy(),
             size[U].astype(np.int32),
             self._batch,
-            none,
+            active,
             none,
             np.zeros(0, np.int64),
             np.zeros((1, 0), np.int64),
@@ -386,16 +447,25 @@ class _Run:
         new[own] = U[ms.comm[own]]
         t = self._time("move", t)
         self.exchange(lvl, nb, comm_g, new)
-        moved = float(np.count_nonzero(new[own] != comm_g[own]))
-        a2, size2, (inner2, moved) = self.totals(lvl, new, [self.inner(lvl, new), moved])
+        changed = np.flatnonzero(new != comm_g)
+        inner2 = inner + _round_change(lv, lvl.ghost_arcs, comm_g, new, changed, active)
+        moved = float(np.count_nonzero(lvl.owned[changed]))
+        a2, size2, sums = self.totals(lvl, new, [inner2, moved, *extra])
         self._time("communicate", t)
-        return new, a2, size2, self.quality(inner2, a2), int(moved)
+        q2 = self.quality(sums[0], a2)
+        return (new, a2, size2, inner2), q2, int(sums[1]), sums[2:]
 
     def move(self, lvl, level, init=None):
         """Local moving on a level from the partition ``init`` (a community id
         below n per local vertex, ghosts included; None: singletons):
         (community id of each local vertex, community weights and sizes,
-        modularity before and after, moves, sweeps)."""
+        modularity before and after, moves, sweeps).
+
+        After a sweep only the vertices with a neighbour that moved are due
+        a look (as in the shared-memory sweeps); on levels below
+        SEQUENTIAL_ARCS arcs a sweep that ends the level must have looked at
+        every vertex (community totals moved under the others), so one that
+        skipped some is followed by one over all."""
         st = self.stats
         t = time.perf_counter()
         nl = lvl.gids.shape[0]
@@ -414,8 +484,10 @@ class _Run:
         )
         nb = Neighbours(self.comm, lvl.neighbours)
         t = self._time("setup", t)
-        a, size, (inner,) = self.totals(lvl, comm_g, [self.inner(lvl, comm_g)])
-        q = q_start = self.quality(inner, a)
+        inner = self.inner(lvl, comm_g)
+        a, size, (inner_all,) = self.totals(lvl, comm_g, [inner])
+        state = (comm_g, a, size, inner)
+        q = q_start = self.quality(inner_all, a)
         t = self._time("communicate", t)
         moves = sweeps = 0
         rounds = self.rounds(lvl, verts)
@@ -423,25 +495,37 @@ class _Run:
         if self.rel_tol:  # on batched levels only, as the shared-memory engine
             arcs = allreduce_sum(self.comm, lvl.arcs, "the arcs")
             rel_tol = self.rel_tol if arcs >= SEQUENTIAL_ARCS else 0.0
+        confirm = rel_tol == 0.0
+        active = np.ones(nl, np.uint8)
         for sweep in range(MAX_SWEEPS):
             q_sweep = q
             moved_sweep = 0
-            for part in rounds(level, sweep):
-                new, a2, size2, q2, moved = self._round(lvl, nb, part, comm_g, a, size, level, t)
+            # vertices not due on any rank: a sweep over all of them has none
+            skipped = float(own.shape[0] - np.count_nonzero(active[own]))
+            for i, part in enumerate(rounds(level, sweep)):
+                before = active.copy()
+                extra = (skipped,) if i == 0 else ()
+                new, q2, moved, sums = self._round(lvl, nb, part, state, level, t, active, extra)
+                if i == 0:
+                    skipped = sums[0]
                 t = time.perf_counter()
                 st.rounds += 1
                 # A round that lowers modularity (ranks moving at once, feeding
                 # one community on stale totals) is not kept.
                 if moved and q2 >= q:
-                    comm_g, a, size, q = new, a2, size2, q2
+                    state, q = new, q2
                     moved_sweep += moved
+                elif moved:
+                    active[:] = before
             st.sweeps += 1
-            if moved_sweep == 0:
-                break
             moves += moved_sweep
-            sweeps += 1
-            if q - q_sweep <= max(self.tol, rel_tol * (q - q_start)):
+            sweeps += moved_sweep > 0
+            if moved_sweep and q - q_sweep > max(self.tol, rel_tol * (q - q_start)):
+                continue
+            if skipped == 0 or not confirm:
                 break
+            active[own] = 1
+        comm_g, a, size, _ = state
         return comm_g, a, size, q_start, q, moves, sweeps
 
     def rounds(self, lvl, verts, coloured=False):
@@ -495,12 +579,11 @@ class _Run:
             self.stats.aggregation_rows += int(x.shape[0])
             self.stats.bytes += 24 * int(x.shape[0])
             t = self._time("communicate", t)
-            x, y = got[:, 0], got[:, 1]
+            x, y = np.ascontiguousarray(got[:, 0]), np.ascontiguousarray(got[:, 1])
             w = np.ascontiguousarray(got[:, 2]).view(np.float64)
         lo, hi = min(K, me * c), min(K, (me + 1) * c)
-        x, y, w = _sum_pairs(x.astype(np.int64), y.astype(np.int64), w, lo, hi, K)
-        selfs = x == y
-        out = y[(y < lo) | (y >= hi)]
+        rptr, heads, aw, rloop = _coarse_rows(x, y, w, lo, hi, K)
+        out = heads[(heads < lo) | (heads >= hi)]
         ghosts = compact_ids(out, K)[0] if out.shape[0] else out
         owned_gids = np.arange(lo, hi, dtype=np.int64)
         below = np.searchsorted(ghosts, lo)
@@ -510,18 +593,19 @@ class _Run:
             local = lambda v: np.searchsorted(gids, v)  # noqa: E731
         else:  # the block alone (one rank, or no cut edge): ids less its start
             local = lambda v: v - lo  # noqa: E731
+        # ghost rows are empty: the owned rows' pointers, padded on both sides
+        indptr = np.concatenate(
+            [np.zeros(below, np.int64), rptr, np.full(nl - below - (hi - lo), rptr[-1])]
+        )
         loop = np.zeros(nl, np.float64)
-        loop[local(x[selfs])] = 0.5 * w[selfs]
-        ax, ay, aw = x[~selfs], y[~selfs], w[~selfs]
-        indptr = np.zeros(nl + 1, np.int64)
-        np.cumsum(np.bincount(local(ax), minlength=nl), out=indptr[1:])
+        loop[below : below + hi - lo] = rloop
         nxt = _Level(
             K,
             gids,
             local(owned_gids),
             gids // c,
             indptr,
-            local(ay),
+            local(heads),
             aw,
             loop,
             block=c,
