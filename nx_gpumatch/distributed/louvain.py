@@ -49,6 +49,7 @@ from nx_gpumatch.community.schedule import (
     MAX_SWEEPS,
     MOVE_BUCKETS,
     SEQUENTIAL_ARCS,
+    SWEEP_REL_TOL,
     SWEEP_TOL,
     degree_buckets,
 )
@@ -156,6 +157,52 @@ def _round_change(lv, g, old, new, changed, active):
                 if mark[x] == 0:
                     d += w[p] * (np.float64(new[x] == new[v]) - np.float64(old[x] == old[v]))
     return d
+
+
+@njit(cache=True)
+def _community_rows(indptr, indices, w, loop, verts, cid, K):
+    """The rows of the owned vertices ``verts`` merged per pair of
+    communities (dense ids ``cid`` per local vertex, K of them): CSR over
+    the K communities (ptr, heads, summed weights) and each community's
+    self-loop weight (an inner arc counts half, a self-loop whole). Members
+    are taken in the order of ``verts``, arcs in row order, heads in order
+    of first appearance in their community: the same sums on every run."""
+    n = verts.shape[0]
+    cnt = np.zeros(K + 1, np.int64)
+    for i in range(n):
+        cnt[cid[verts[i]] + 1] += 1
+    for x in range(K):
+        cnt[x + 1] += cnt[x]
+    members = np.empty(n, np.int64)
+    fill = cnt[:K].copy()
+    for i in range(n):
+        x = cid[verts[i]]
+        members[fill[x]] = verts[i]
+        fill[x] += 1
+    pos = np.full(K, -1, np.int64)
+    heads = np.empty(indices.shape[0], np.int64)
+    ws = np.empty(indices.shape[0], np.float64)
+    ptr = np.zeros(K + 1, np.int64)
+    loops = np.zeros(K, np.float64)
+    k = 0
+    for x in range(K):
+        start = k
+        for q in range(cnt[x], cnt[x + 1]):
+            v = members[q]
+            loops[x] += loop[v]
+            for p in range(indptr[v], indptr[v + 1]):
+                y = cid[indices[p]]
+                if y == x:
+                    loops[x] += 0.5 * w[p]
+                elif pos[y] < start:
+                    pos[y] = k
+                    heads[k] = y
+                    ws[k] = w[p]
+                    k += 1
+                else:
+                    ws[pos[y]] += w[p]
+        ptr[x + 1] = k
+    return ptr, heads[:k], ws[:k], loops
 
 
 @njit(cache=True)
@@ -367,8 +414,8 @@ class _Run:
         self.threshold = float(threshold)
         self.tol = min(self.threshold, SWEEP_TOL)  # as the shared-memory sweeps
         # a sweep's least gain, as a share of the level's so far, on levels of
-        # at least SEQUENTIAL_ARCS arcs
-        self.rel_tol = 0.0
+        # at least SEQUENTIAL_ARCS arcs (the shared-memory engine's batched levels)
+        self.rel_tol = SWEEP_REL_TOL
         self.seed = seed
         self.stats = stats
         self.m2 = 0.0
@@ -563,17 +610,22 @@ class _Run:
         t = time.perf_counter()
         comm, P, me = self.comm, self.comm.size, self.comm.rank
         c = block_size(K, P)
-        own = lvl.owned_ids
-        x = np.concatenate([cid[lvl.tail], cid[own]])
-        y = np.concatenate([cid[lvl.indices], cid[own]])
-        # An inner arc stands for half its edge's weight in the new self-loop,
-        # a self-loop for all of it: send loops doubled, halve the sums.
-        w = np.concatenate([lvl.w, 2.0 * lvl.loop[own]])
+        # Each rank first merges its own arcs per pair of communities (one
+        # pair per community pair it sees: less to send than its arcs).
+        rptr, heads, aw, rloop = _community_rows(
+            lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.owned_ids, cid, K
+        )
+        lo, hi = min(K, me * c), min(K, (me + 1) * c)
         if P > 1:
+            has = rloop != 0
+            x = np.concatenate(
+                [np.repeat(np.arange(K, dtype=np.int64), np.diff(rptr)), np.flatnonzero(has)]
+            )
             rows = np.empty((x.shape[0], 3), np.int64)
             rows[:, 0] = x
-            rows[:, 1] = y
-            rows[:, 2] = w.view(np.int64)
+            rows[:, 1] = np.concatenate([heads, np.flatnonzero(has)])
+            # a self-loop goes as an arc x -> x, which counts half
+            rows[:, 2] = np.concatenate([aw, 2.0 * rloop[has]]).view(np.int64)
             t = self._time("aggregate", t)
             got = alltoallv(comm, rows, x // c, 3)
             self.stats.aggregation_rows += int(x.shape[0])
@@ -581,8 +633,7 @@ class _Run:
             t = self._time("communicate", t)
             x, y = np.ascontiguousarray(got[:, 0]), np.ascontiguousarray(got[:, 1])
             w = np.ascontiguousarray(got[:, 2]).view(np.float64)
-        lo, hi = min(K, me * c), min(K, (me + 1) * c)
-        rptr, heads, aw, rloop = _coarse_rows(x, y, w, lo, hi, K)
+            rptr, heads, aw, rloop = _coarse_rows(x, y, w, lo, hi, K)
         out = heads[(heads < lo) | (heads >= hi)]
         ghosts = compact_ids(out, K)[0] if out.shape[0] else out
         owned_gids = np.arange(lo, hi, dtype=np.int64)
