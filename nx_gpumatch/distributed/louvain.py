@@ -17,12 +17,22 @@ levels: blocks of the dense community ids). A level is:
   neighbour rank) and the community totals (degrees and sizes, indexed by
   community id) are summed over the ranks. A round that lowers modularity
   (ranks feeding one community on stale totals, neighbours swapping) is
-  taken back. Sweeps end once one gains at most the sweep tolerance. With one rank
-  this is the shared-memory engine's sequential sweep, move for move.
-* Aggregation: the non-empty communities get dense ids in id order, each
-  arc is sent, as an arc between communities, to the owner of its tail's
-  community (blocks of the dense ids), and the owners sum them, inner arcs
-  and self-loops into the new self-loops.
+  taken back. After the first sweep only vertices with a neighbour that
+  moved (here, or a ghost on its owner) are looked at again, as in the
+  shared-memory sweeps; each rank updates its inner weight from the arcs of
+  the vertices that changed, not from all its arcs. Sweeps end once one
+  gains at most the sweep tolerance, or on levels of SEQUENTIAL_ARCS arcs
+  or more at most SWEEP_REL_TOL of the level's gain (the shared-memory
+  engine's rule for its batched levels); on smaller levels a sweep that
+  ends the level must have looked at every vertex, as the shared-memory
+  sequential sweeps confirm theirs. With one rank this is the shared-memory
+  engine's sequential sweep with its wake rule, move for move.
+* Aggregation: the non-empty communities get dense ids in id order; each
+  rank merges its own arcs per pair of communities (a sparse accumulator
+  per community, inner arcs and self-loops into the self-loop), sends each
+  pair to the owner of its tail's community (blocks of the dense ids), and
+  the owners merge what they receive. With one rank the first merge is the
+  coarse graph.
 
 Community totals are summed as dense arrays over the level's vertices (one
 reduction of 2n numbers per round): simple and exact to reproduce, but each
