@@ -28,6 +28,12 @@ def test_distributed_louvain(nprocs):
     assert sum(ln.startswith("ok ") for ln in lines) == 80 + 5 + 7 + (nprocs > 1)
 
 
+@pytest.mark.parametrize("nprocs", [1, 3])
+def test_distributed_communities_on_stars_paths_hubs_grids(nprocs):
+    lines = driver_lines(nprocs, DRIVER, TIMEOUT, "worst")
+    assert sum(ln.startswith("ok ") for ln in lines) == 4 * 2 * 2
+
+
 def test_cli_louvain_under_mpiexec(tmp_path):
     path = tmp_path / "g.mtx"
     # Two cliques of 5 joined by one edge, with a self-loop: two communities.

@@ -9,10 +9,11 @@ import pytest
 from nx_gpumatch.distributed.launch import run_mpi
 
 
-def driver_lines(nprocs, script, timeout):
-    """The driver's output lines; the test fails on a hang, an error or a FAIL."""
+def driver_lines(nprocs, script, timeout, *groups):
+    """The driver's output lines (its ``groups``: default all); the test
+    fails on a hang, an error or a FAIL."""
     try:
-        out = run_mpi(nprocs, [str(script)], timeout=timeout)
+        out = run_mpi(nprocs, [str(script), *groups], timeout=timeout)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"mpiexec -n {nprocs} did not finish in {timeout} s (hang?): {exc.stdout}")
     lines = out.stdout.splitlines()

@@ -125,6 +125,49 @@ def group_quality():
         report(f"{name} modularity near the shared memory's", good, detail if RANK == 0 else "")
 
 
+def worst_graphs():
+    """Shapes that random graphs hide: a star, a long path, hubs on a ring,
+    a grid (unit weights)."""
+    n = 1500
+    yield "star", np.zeros(n - 1, np.int64), np.arange(1, n, dtype=np.int64), n
+    yield "path", np.arange(n - 1, dtype=np.int64), np.arange(1, n, dtype=np.int64), n
+    k, leaves = 20, 60
+    src = np.concatenate([np.repeat(np.arange(k), leaves), np.arange(k)])
+    dst = np.concatenate([k + np.arange(k * leaves), (np.arange(k) + 1) % k])
+    yield "hubs", src.astype(np.int64), dst.astype(np.int64), k + k * leaves
+    side = 30
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    yield "grid", src.astype(np.int64), dst.astype(np.int64), side * side
+
+
+def group_worst():
+    """Louvain and Leiden on :func:`worst_graphs`: every vertex labelled once,
+    modularity at most 0.005 below the shared-memory engine's (these graphs'
+    modularity is near 0 or near 1: an absolute bound), every Leiden
+    community connected."""
+    for name, src, dst, n in worst_graphs():
+        G = nx_graph(src, dst, None, n)
+        ref = Graph.from_arrays(src, dst, None, num_nodes=n)
+        for method in ("louvain", "leiden"):
+            res = getattr(D, f"{method}_communities")(
+                even_slice(src, dst, None), num_nodes=n, seed=1
+            )
+            case = f"worst {name} {method}"
+            ok, why = labelled_once(res, n)
+            report(f"{case} labelled once", ok, why)
+            lab = res.gather()
+            connected = res.connected() if method == "leiden" else True
+            good, detail = None, ""
+            if RANK == 0:
+                q = nx_modularity(G, lab)
+                qs = nx_modularity(G, np.asarray(getattr(gm, f"{method}_communities")(ref, seed=1)))
+                good = q >= qs - 0.005 and connected
+                detail = f"modularity {q} vs shared memory {qs}, connected {connected}"
+            report(f"{case} modularity near the shared memory's", comm.bcast(good), detail)
+
+
 def group_edge_cases():
     # No edges: every vertex alone.
     z = np.zeros(0, np.int64)
