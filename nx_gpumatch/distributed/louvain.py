@@ -65,7 +65,8 @@ from nx_gpumatch.community.schedule import (
 )
 from nx_gpumatch.cpu import njit, serial_builds
 from nx_gpumatch.cpu.leiden import _intra_weights
-from nx_gpumatch.cpu.louvain.moves import _best_move, _commit, weighted_degrees
+from nx_gpumatch.cpu.louvain.moves import _best_move, _commit, _units, weighted_degrees
+from nx_gpumatch.cpu.louvain.moves import _inner_change as _charge
 from nx_gpumatch.cpu.louvain.state import Level, MoveState, Scratch
 from nx_gpumatch.distributed._comm import (
     Neighbours,
@@ -91,6 +92,10 @@ GHOST = np.int32(1)  # the commit batch of ghosts, and of every owned vertex's m
 # of ghost g (local ids), each arc's tail, and which local vertices are owned.
 GhostArcs = collections.namedtuple("GhostArcs", "owned ptr arc tail")
 
+# Wake a neighbour of a mover only once the move's charges exceed its margin
+# (False: every neighbour of a mover is looked at again).
+MARGINS = True
+
 # Rounds per sweep of local moving with several ranks. Neighbours on two ranks
 # may move in one round, each against the other's state at the round's start
 # (a singleton never joins a ghost singleton of higher priority, and a round
@@ -103,34 +108,60 @@ MOVE_ROUNDS = 2
 
 # ---------------------------------------------------------------- kernel
 @njit(cache=True)
-def _sweep(verts, lv, st, scratch, res_over_m2):
+def _sweep(verts, lv, st, scratch, res_over_m2, units):
     """One sweep over the owned vertices ``verts`` (local ids, in order) that
     are due a look (``st.active``, cleared as they are looked at): each joins
     its best community and the move is committed before the next is
-    computed; a move makes the mover's neighbours due. Owned vertices are
-    batch 0 and ghosts batch GHOST; moving as GHOST, a singleton never joins
-    a ghost singleton of higher priority (the kernel's rule for vertices
-    moving blindly together: a ghost may move in the same round).
-    Returns the number of moves."""
+    computed. A vertex looked at keeps its margin (``st.slack``, in
+    ``units`` per unit of weight); a move charges the mover's neighbours a
+    bound on how much it lowers theirs and wakes those whose charges exceed
+    their margin (the shared-memory batched sweeps' rule; ``units`` 0: every
+    neighbour wakes). Owned vertices are batch 0 and ghosts batch GHOST;
+    moving as GHOST, a singleton never joins a ghost singleton of higher
+    priority (the kernel's rule for vertices moving blindly together: a
+    ghost may move in the same round). Returns the number of moves."""
     row = Scratch(scratch.pos[0], scratch.buf_c[0], scratch.buf_j[0], scratch.buf_w[0])
     no_logc = np.empty(0, np.int32)
     no_loga = np.empty(0, np.float64)
     indptr, indices, active = lv.indptr, lv.indices, st.active
+    slack, charge, pending = st.slack, st.charge[0], st.pending
     moved = 0
     for t in range(verts.shape[0]):
         v = verts[t]
         if active[v] == 0:
             continue
         active[v] = 0
-        c, d, _ = _best_move(v, GHOST, lv, st, row, res_over_m2, True)
+        c, d, margin = _best_move(v, GHOST, lv, st, row, res_over_m2, True)
+        slack[v] = _units(margin, units)
+        charge[v] = 0
         st.newc[v] = c
         st.change[v] = d
+        if c != st.comm[v]:
+            rk = res_over_m2 * lv.k[v]
+            _charge(
+                v,
+                st.newc,
+                st.comm,
+                st.batch,
+                indptr,
+                indices,
+                lv.w,
+                active,
+                pending,
+                lv.k,
+                charge,
+                rk,
+                units,
+            )
+            for p in range(indptr[v], indptr[v + 1]):
+                j = indices[p]
+                if pending[j]:
+                    pending[j] = 0
+                    if active[j] == 0 and charge[j] > slack[j]:
+                        active[j] = 1
         done, _, _ = _commit(
             verts, t, t + 1, st.newc, st.comm, st.a, st.size, lv.k, st.change, no_logc, no_loga, 0
         )
-        if done:
-            for p in range(indptr[v], indptr[v + 1]):
-                active[indices[p]] = 1
         moved += done
     return moved
 
@@ -215,49 +246,23 @@ def _community_rows(indptr, indices, w, loop, verts, cid, K):
     return ptr, heads[:k], ws[:k], loops
 
 
-@njit(cache=True)
 def _coarse_rows(x, y, w, lo, hi, K):
     """The rows of the coarse vertices [lo, hi) from arcs (x, y, w) between
-    coarse vertices, x in [lo, hi): (indptr, heads, summed weights, self-loop
-    weight per row). A stable counting sort by x, then each row's arcs merged
-    per head in a sparse accumulator: heads in order of first appearance,
-    weights summed in the order given (the same sums on every run). An arc
-    x -> x stands for half its weight in the self-loop."""
+    coarse vertices, x in [lo, hi), as :func:`_community_rows` merges them
+    (each arc a row of its own, in the order given): (indptr, heads, summed
+    weights, self-loop weight per row); an arc x -> x counts half."""
     m = x.shape[0]
-    span = hi - lo
-    cnt = np.zeros(span + 1, np.int64)
-    for i in range(m):
-        cnt[x[i] - lo + 1] += 1
-    for k in range(span):
-        cnt[k + 1] += cnt[k]
-    order = np.empty(m, np.int64)
-    fill = cnt[:span].copy()
-    for i in range(m):
-        r = x[i] - lo
-        order[fill[r]] = i
-        fill[r] += 1
-    pos = np.full(K, -1, np.int64)
-    heads = np.empty(m, np.int64)
-    ws = np.empty(m, np.float64)
-    indptr = np.zeros(span + 1, np.int64)
-    loop = np.zeros(span, np.float64)
-    k = 0
-    for r in range(span):
-        start = k
-        for q in range(cnt[r], cnt[r + 1]):
-            i = order[q]
-            j = y[i]
-            if j == r + lo:
-                loop[r] += 0.5 * w[i]
-            elif pos[j] < start:
-                pos[j] = k
-                heads[k] = j
-                ws[k] = w[i]
-                k += 1
-            else:
-                ws[pos[j]] += w[i]
-        indptr[r + 1] = k
-    return indptr, heads[:k], ws[:k], loop
+    ends = np.concatenate([x, y])  # arc i's tail is "vertex" i, its head m + i
+    ptr, heads, ws, loops = _community_rows(
+        np.arange(m + 1, dtype=np.int64),
+        np.arange(m, 2 * m, dtype=np.int64),
+        w,
+        np.zeros(2 * m),
+        np.arange(m, dtype=np.int64),
+        ends,
+        K,
+    )
+    return ptr[lo : hi + 1], heads, ws, loops[lo:hi]
 
 
 @njit(cache=True)
@@ -491,15 +496,13 @@ class _Run:
             size[U].astype(np.int32),
             self._batch,
             active,
-            none,
-            np.zeros(0, np.int64),
-            np.zeros((1, 0), np.int64),
+            *self._margins,
             cl.copy(),
             np.zeros(nl, np.float64),
         )
         lv = Level(lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.k, none, prio, none, none)
         pos = np.full((1, U.shape[0]), -1, np.int32)
-        _sweep(verts, lv, ms, Scratch(pos, *self._bufs), self.resolution / self.m2)
+        _sweep(verts, lv, ms, Scratch(pos, *self._bufs), self.resolution / self.m2, self._units)
         new = comm_g.copy()
         new[own] = U[ms.comm[own]]
         t = self._time("move", t)
@@ -539,6 +542,14 @@ class _Run:
             np.empty((1, maxdeg), np.int32),
             np.zeros((1, maxdeg), np.float64),  # no dense tail: the sparse accumulator
         )
+        # each vertex's margin and the charges against it, in units of
+        # m2 / 2**40 (as the shared-memory sweeps), and its wake test flag
+        self._margins = (
+            np.zeros(nl, np.uint8),
+            np.zeros(nl, np.int64),
+            np.zeros((1, nl), np.int64),
+        )
+        self._units = 2.0**40 / self.m2 if MARGINS else 0.0
         nb = Neighbours(self.comm, lvl.neighbours)
         t = self._time("setup", t)
         inner = self.inner(lvl, comm_g)
