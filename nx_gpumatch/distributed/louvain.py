@@ -17,10 +17,14 @@ levels: blocks of the dense community ids). A level is:
   neighbour rank) and the community totals (degrees and sizes, indexed by
   community id) are summed over the ranks. A round that lowers modularity
   (ranks feeding one community on stale totals, neighbours swapping) is
-  taken back. After the first sweep only vertices with a neighbour that
-  moved (here, or a ghost on its owner) are looked at again, as in the
-  shared-memory sweeps; each rank updates its inner weight from the arcs of
-  the vertices that changed, not from all its arcs. Sweeps end once one
+  taken back. After the first sweep a vertex is looked at again only once
+  its neighbours' moves may have changed its choice, as in the
+  shared-memory batched sweeps: a mover charges each neighbour a bound on
+  how much it lowers that neighbour's margin (how much more its choice
+  gained than the next best) and wakes it once the charges exceed it; a
+  ghost whose community changed wakes its owned neighbours. Each rank
+  updates its inner weight from the arcs of the vertices that changed, not
+  from all its arcs. Sweeps end once one
   gains at most the sweep tolerance, or on levels of SEQUENTIAL_ARCS arcs
   or more at most SWEEP_REL_TOL of the level's gain (the shared-memory
   engine's rule for its batched levels); on smaller levels a sweep that
