@@ -443,6 +443,10 @@ import gc, json
 import numpy as np
 import networkx as nx
 import nx_gpumatch as gm
+from nx_gpumatch import cpu
+# the size limits are under test, not the interpreted-time budget (its own
+# tests): on a slow machine the 10k call alone can spend it
+cpu.INTERPRET_BUDGET = float("inf")
 G = nx.gnm_random_graph(2000, 10_000, seed=1)
 H = nx.gnm_random_graph(4000, 20_000, seed=2)
 rng = np.random.default_rng(1)
