@@ -34,8 +34,11 @@
 
 #define NX_GPUMATCH_EMULATION 1
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
+#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -632,8 +635,8 @@ static int64_t next_block() {
     return g_tnext;
 }
 
-static void* worker(void* p) {
-    unsigned t = (unsigned)(uintptr_t)p;
+// One launch's share of worker t: block after block until none is left.
+static void run_blocks(unsigned t) {
     t_tid = t;
     t_lane = t & 31;
     t_warp = t >> 5;
@@ -664,17 +667,73 @@ static void* worker(void* p) {
         }
         thread_exit(failed);
     }
-    {
-        std::lock_guard<std::mutex> lk(g_tm);
-        g_finished++;
-    }
+    // notified under the lock: the launcher, once it sees the count, must not
+    // run ahead of this worker's last touch of the slot (its exit destroys g_fcv)
+    std::lock_guard<std::mutex> lk(g_tm);
+    g_finished++;
     g_fcv.notify_all();
-    return nullptr;
+}
+
+// ------------------------------------------------------- worker pool
+// The block threads outlive a launch: starting and joining an OS thread costs
+// about as much as a small launch runs (launches come by the thousand). Worker
+// t waits on its own semaphore, which a launch using it posts; a worker idle
+// for POOL_IDLE_S seconds ends, so the pools of modules no longer launched
+// hold no threads. Launches of one slot never overlap (the launcher's lock).
+static constexpr unsigned POOL_MAX = 1024;  // CUDA's most threads per block
+static constexpr int POOL_IDLE_S = 1;
+static std::mutex g_pm;  // g_alive, and a worker deciding to end
+static bool g_alive[POOL_MAX];
+static sem_t g_go[POOL_MAX];
+static bool g_go_init[POOL_MAX];
+
+static void* worker(void* p) {
+    unsigned t = (unsigned)(uintptr_t)p;
+    for (;;) {
+        timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += POOL_IDLE_S;
+        if (sem_timedwait(&g_go[t], &until) == 0) {
+            run_blocks(t);
+            continue;
+        }
+        if (errno == EINTR) continue;
+        std::unique_lock<std::mutex> lk(g_pm);
+        if (sem_trywait(&g_go[t]) == 0) {  // posted as the wait ran out
+            lk.unlock();
+            run_blocks(t);
+            continue;
+        }
+        g_alive[t] = false;  // a later launch starts a new worker t
+        return nullptr;
+    }
+}
+
+// Workers 0..n-1 alive; returns how many are (fewer: a thread failed to start).
+static unsigned start_workers(unsigned n) {
+    std::lock_guard<std::mutex> lk(g_pm);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 1 << 20);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    unsigned t = 0;
+    for (; t < n; ++t) {
+        if (g_alive[t]) continue;
+        if (!g_go_init[t]) {
+            sem_init(&g_go[t], 0, 0);
+            g_go_init[t] = true;
+        }
+        pthread_t tid;
+        if (pthread_create(&tid, &attr, worker, (void*)(uintptr_t)t) != 0) break;
+        g_alive[t] = true;
+    }
+    pthread_attr_destroy(&attr);
+    return t;
 }
 
 // Runs blocks of one launch in this slot until the shared counter runs out.
 // Returns 0 when all threads finished, 1 after a reported failure, 2 when
-// some threads could not be stopped (left detached; the slot is unusable).
+// some threads could not be stopped (left running; the launcher retires the slot).
 static int run(Control* ctl, const unsigned* dims, Body body, void** args) {
     g_ctl = ctl;
     g_grid = dim3(dims[0], dims[1], dims[2]);
@@ -687,19 +746,9 @@ static int run(Control* ctl, const unsigned* dims, Body body, void** args) {
     g_tarrived = 0;
     g_finished = 0;
     g_cur_block = -1;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 1 << 20);
-    static pthread_t tids[1024];
-    unsigned started = 0;
-    for (unsigned t = 0; t < g_nthreads; ++t) {
-        if (pthread_create(&tids[t], &attr, worker, (void*)(uintptr_t)t) != 0) {
-            report("could not start emulation thread " + std::to_string(t));
-            break;
-        }
-        started++;
-    }
-    pthread_attr_destroy(&attr);
+    unsigned started = g_nthreads <= POOL_MAX ? start_workers(g_nthreads) : 0;
+    if (started < g_nthreads) report("could not start emulation thread " + std::to_string(started));
+    for (unsigned t = 0; t < started; ++t) sem_post(&g_go[t]);
     if (started < g_nthreads) {
         // the started ones give up at the first block hand-out once aborted
         std::atomic_ref<int32_t>(ctl->abort).store(1);
@@ -718,15 +767,10 @@ static int run(Control* ctl, const unsigned* dims, Body body, void** args) {
             lk.lock();
             auto now = std::chrono::steady_clock::now();
             if (grace_end == std::chrono::steady_clock::time_point::max()) grace_end = now + std::chrono::seconds(2);
-            if (now > grace_end) {
-                lk.unlock();
-                for (unsigned t = 0; t < started; ++t) pthread_detach(tids[t]);
-                return 2;
-            }
+            if (now > grace_end) return 2;  // the launcher retires the slot
         }
     }
     lk.unlock();
-    for (unsigned t = 0; t < started; ++t) pthread_join(tids[t], nullptr);
     free_dyn_smem();
     return aborted() ? 1 : 0;
 }
