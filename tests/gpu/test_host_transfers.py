@@ -93,8 +93,9 @@ def _random(n, seed=0):
     )
 
 
-def _count(fn, g, launches):
-    fn(g)  # kernels loaded
+def _count(fn, g, launches, warm=True):
+    if warm:
+        fn(g)  # kernels loaded
     launches[0] = 0
     with xp.host_transfers() as t:
         fn(g)
@@ -111,8 +112,8 @@ MATCHING = {
 
 @pytest.mark.parametrize("family", sorted(MATCHING))
 def test_matching_transfers_do_not_grow_with_the_graph(family, launches):
-    small, _ = _count(MATCHING[family], _random(500), launches)
-    large, n_launches = _count(MATCHING[family], _random(4000), launches)
+    small, _ = _count(MATCHING[family], _random(250), launches)
+    large, n_launches = _count(MATCHING[family], _random(1500), launches)
     # more rounds may take a sync each; nothing per vertex or edge
     assert large.count <= small.count + 3, large.sites
     assert large.count <= n_launches + 2, large.sites
@@ -122,9 +123,6 @@ def test_matching_transfers_do_not_grow_with_the_graph(family, launches):
     "engine", [gl.louvain_levels, gle.leiden_levels], ids=["louvain", "leiden"]
 )
 def test_community_transfers_are_per_sweep_not_per_vertex(engine, launches):
-    n = 300
-    g = planted_partition(n, 6, 8, 1, seed=1)[0]
-
     def run(g):
         return list(
             engine(
@@ -132,10 +130,16 @@ def test_community_transfers_are_per_sweep_not_per_vertex(engine, launches):
             )
         )
 
-    t, n_launches = _count(run, g, launches)
-    # measured: 37 transfers for Louvain on 500 vertices (about 16k launches)
-    assert t.count < n // 4, t.sites
-    assert t.count < n_launches
+    counts = {}
+    for n in (60, 150):
+        g = planted_partition(n, 6, 8, 1, seed=1)[0]
+        counts[n] = _count(run, g, launches, warm=n == 60)  # kernels loaded once
+    (small, _), (large, n_launches) = counts[60], counts[150]
+    # measured, Louvain / Leiden: 19 / 53 transfers on 60 vertices, 25 / 64 on 120,
+    # 29 / 79 on 200 (about 4.6k / 6.7k launches), 33 / 73 on 300: they follow
+    # the levels and sweeps; a transfer per vertex would add 90 here
+    assert large.count < small.count + (150 - 60) // 2, large.sites
+    assert large.count < n_launches
 
 
 def test_the_package_kernels_take_device_arrays_only():
