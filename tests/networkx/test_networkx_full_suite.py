@@ -23,7 +23,10 @@ def test_networkx_whole_suite_on_backend(capsys):
     import networkx as nx
 
     timeout = int(os.environ.get("NX_GPUMATCH_FULL_NX_SUITE_TIMEOUT", "3600"))
-    res, out = run_networkx_suite(["networkx"], tuple(FUNCTIONS), fallback=True, timeout=timeout)
+    shards = min(2, os.cpu_count() or 1)
+    res, out = run_networkx_suite(
+        ["networkx"], tuple(FUNCTIONS), fallback=True, timeout=timeout, shards=shards
+    )
     with capsys.disabled():
         print("\n" + summary(res, f"networkx {nx.__version__} suite on gpumatch"))
     assert res["code"] == 0 and not res["failed"], out[-6000:]

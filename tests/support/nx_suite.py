@@ -65,31 +65,77 @@ print("SUITE-RESULT " + json.dumps({"code": int(code), **state}))
 """
 
 
-def run_networkx_suite(modules, watched, *, fallback, keyword=None, timeout=900, extra=()):
-    """(result dict, stdout) of networkx's tests in ``modules`` run on the backend."""
+def run_networkx_suite(
+    modules, watched, *, fallback, keyword=None, timeout=900, extra=(), shards=1
+):
+    """(result dict, stdout) of networkx's tests in ``modules`` run on the backend.
+
+    ``shards`` > 1 (the whole package only): its test files are cut into that
+    many groups of about equal size, run side by side in processes of their
+    own, and the results summed (the suite is mostly one busy thread)."""
     env = dict(os.environ)
     env["NETWORKX_TEST_BACKEND"] = "gpumatch"
     # networkx reads this with bool(str): only the empty string means "off"
     env["NETWORKX_FALLBACK_TO_NX"] = "True" if fallback else ""
     env["NX_SUITE_WATCHED"] = ",".join(watched)
-    args = [
-        sys.executable,
-        "-c",
-        RUNNER,
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-rfxX",
-        "--pyargs",
-        *modules,
-    ]
+    args = [sys.executable, "-c", RUNNER, "-q", "-p", "no:cacheprovider", "-rfxX"]
     if keyword:
         args += ["-k", keyword]
     args += list(extra)
-    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("SUITE-RESULT ")]
-    assert lines, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(lines[-1][len("SUITE-RESULT ") :]), proc.stdout
+    if shards > 1:
+        assert list(modules) == ["networkx"], modules
+        groups = [[str(f) for f in g] for g in _test_file_groups(shards)]
+    else:
+        groups = [["--pyargs", *modules]]
+    procs = [
+        subprocess.Popen(
+            args + g, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for g in groups
+    ]
+    try:
+        outs = [p.communicate(timeout=timeout) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    results = []
+    for stdout, stderr in outs:
+        lines = [ln for ln in stdout.splitlines() if ln.startswith("SUITE-RESULT ")]
+        assert lines, stdout[-3000:] + stderr[-3000:]
+        results.append(json.loads(lines[-1][len("SUITE-RESULT ") :]))
+    return _merge(results), "\n".join(out for out, _ in outs)
+
+
+def _test_file_groups(k):
+    """networkx's test files in k groups of about equal bytes (largest first,
+    each to the lightest group)."""
+    import pathlib
+
+    import networkx
+
+    root = pathlib.Path(networkx.__file__).parent
+    files = sorted({*root.rglob("test_*.py"), *root.rglob("*_test.py")})
+    groups, sizes = [[] for _ in range(k)], [0] * k
+    for f in sorted(files, key=lambda f: -f.stat().st_size):
+        i = sizes.index(min(sizes))
+        groups[i].append(f)
+        sizes[i] += f.stat().st_size
+    return [sorted(g) for g in groups]
+
+
+def _merge(results):
+    """One result dict from the runs of several groups of test files."""
+    out = {
+        "code": max(r["code"] for r in results),
+        "calls": {n: sum(r["calls"][n] for r in results) for n in results[0]["calls"]},
+    }
+    for key in ("fallbacks", "xfailed", "failed"):
+        out[key] = [x for r in results for x in r[key]]
+    for key in ("passed", "skipped"):
+        out[key] = sum(r[key] for r in results)
+    return out
 
 
 def summary(res, title):
