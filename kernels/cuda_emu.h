@@ -40,6 +40,7 @@
 #include <semaphore.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -709,7 +710,9 @@ static void* worker(void* p) {
     }
 }
 
-// Workers 0..n-1 alive; returns how many are (fewer: a thread failed to start).
+// Starts the launch on workers 0..n-1, starting those not alive; returns how
+// many run it (fewer: a thread failed to start, and the launch is failed).
+// Posting under g_pm: a worker seen alive here cannot end before its post.
 static unsigned start_workers(unsigned n) {
     std::lock_guard<std::mutex> lk(g_pm);
     pthread_attr_t attr;
@@ -728,6 +731,9 @@ static unsigned start_workers(unsigned n) {
         g_alive[t] = true;
     }
     pthread_attr_destroy(&attr);
+    // failed first: the started ones give up at the first block hand-out
+    if (t < n) report("could not start emulation thread " + std::to_string(t));
+    for (unsigned i = 0; i < t; ++i) sem_post(&g_go[i]);
     return t;
 }
 
@@ -746,12 +752,9 @@ static int run(Control* ctl, const unsigned* dims, Body body, void** args) {
     g_tarrived = 0;
     g_finished = 0;
     g_cur_block = -1;
-    unsigned started = g_nthreads <= POOL_MAX ? start_workers(g_nthreads) : 0;
-    if (started < g_nthreads) report("could not start emulation thread " + std::to_string(started));
-    for (unsigned t = 0; t < started; ++t) sem_post(&g_go[t]);
+    unsigned started = start_workers(std::min(g_nthreads, POOL_MAX));
     if (started < g_nthreads) {
-        // the started ones give up at the first block hand-out once aborted
-        std::atomic_ref<int32_t>(ctl->abort).store(1);
+        report("a block of " + std::to_string(g_nthreads) + " threads: started " + std::to_string(started));
         g_tcv.notify_all();
     }
     std::unique_lock<std::mutex> lk(g_tm);
