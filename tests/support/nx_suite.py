@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 RUNNER = r"""
 import json, logging, os, sys
@@ -93,8 +94,9 @@ def run_networkx_suite(
         )
         for g in groups
     ]
+    deadline = time.monotonic() + timeout  # one limit for the run, not one per group
     try:
-        outs = [p.communicate(timeout=timeout) for p in procs]
+        outs = [p.communicate(timeout=max(1.0, deadline - time.monotonic())) for p in procs]
     finally:
         for p in procs:
             if p.poll() is None:
