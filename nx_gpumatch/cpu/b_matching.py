@@ -100,6 +100,22 @@ def _round(q, nq, st):
         run_block(q, lo, min(lo + BLOCK, nq), st)
 
 
+def record_layout(cap):
+    """(stride, hptr, size) of the records of vertices with capacities cap (see
+    :func:`~nx_gpumatch.cpu.b_suitor_blocks.record_at`): fixed-size records
+    when they take at most twice the memory of packed ones, since then finding
+    a candidate's record costs no read of an offset table (a cache miss per
+    candidate on large graphs)."""
+    n = cap.shape[0]
+    maxcap = int(cap.max()) if n else 0
+    total = 2 * n + int(cap.sum(dtype=np.int64))
+    if (maxcap + 2) * n <= 2 * total:
+        return maxcap + 2, np.zeros(1, np.int64), (maxcap + 2) * n
+    hptr = np.zeros(n + 1, np.int64)
+    np.cumsum(cap.astype(np.int64) + 2, out=hptr[1:])
+    return 0, hptr, total
+
+
 def _suitor_init(cap, rec, stride, hptr):
     """Every record unlocked and empty: bound NO_RANK (0 for cap 0), then cap."""
     n = cap.shape[0]
@@ -184,17 +200,7 @@ def b_suitor(n, indptr, indices, arc_rank, arc_edge, cap, batch=BATCH, min_batch
     """Parallel b-Suitor, delayed and partially sorted (Khan et al. 2016, §III): vertices propose
     best-first; a displaced suitor waits for the next round. Equals greedy."""
     cap = np.ascontiguousarray(cap, np.int32)
-    maxcap = int(cap.max()) if n else 0
-    total = 2 * n + int(cap.sum(dtype=np.int64))
-    if (maxcap + 2) * n <= 2 * total:
-        stride = maxcap + 2  # fixed-size records: no offset table to read
-        hptr = np.zeros(1, np.int64)
-        size = stride * n
-    else:
-        stride = 0
-        hptr = np.zeros(n + 1, np.int64)
-        np.cumsum(cap.astype(np.int64) + 2, out=hptr[1:])
-        size = total
+    stride, hptr, size = record_layout(cap)
     rec = np.empty(size, np.int64)
     _suitor_init(cap, rec, stride, hptr)
     need = cap.astype(np.int64)

@@ -55,8 +55,9 @@ Outbox = namedtuple("Outbox", ["owned", "bsub", "ob", "out_n"])
 # bound edge (s_gid, p_gid) of weight s_w, in global ids).
 Messages = namedtuple("Messages", ["kind", "to", "frm", "s_gid", "s_w", "p_gid"])
 # What turns an owner's bound edge into a ghost's bound: each ghost's arc
-# ranks sorted (ghost_ranks), edges by rank, and edge weights and global ends.
-GhostBounds = namedtuple("GhostBounds", ["granks", "order", "ew", "elo", "ehi"])
+# ranks sorted (ghost_ranks), edges by rank, edge weights and local ends, and
+# the local vertices' global ids.
+GhostBounds = namedtuple("GhostBounds", ["granks", "order", "ew", "esrc", "edst", "gids"])
 
 
 @njit(cache=True, inline="always")
@@ -207,7 +208,7 @@ def ghost_ranks(indptr, arc_rank, owned):
 
 
 @njit(cache=True, inline="always")
-def ghost_bound(p, indptr, granks, order, ew, elo, ehi, w, s, pg):
+def ghost_bound(p, indptr, gb, w, s, pg):
     """The bound of ghost p in local ranks, from its owner's bound edge (s, p)
     of weight w (global ids): the best rank among p's local arcs whose edge
     does not beat that edge (NO_RANK if all do). Only this rank's offers to p
@@ -216,16 +217,16 @@ def ghost_bound(p, indptr, granks, order, ew, elo, ehi, w, s, pg):
     hi = indptr[p + 1]
     while lo < hi:
         mid = (lo + hi) >> 1
-        r = granks[mid]
+        r = gb.granks[mid]
         if r == NO_RANK:
             hi = mid
             continue
-        e = order[r]
-        if beats(ew[e], elo[e], ehi[e], w, s, pg):
+        e = gb.order[r]
+        if beats(gb.ew[e], gb.gids[gb.esrc[e]], gb.gids[gb.edst[e]], w, s, pg):
             lo = mid + 1
         else:
             hi = mid
-    return granks[lo] if lo < indptr[p + 1] else np.int64(NO_RANK)
+    return gb.granks[lo] if lo < indptr[p + 1] else np.int64(NO_RANK)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -233,7 +234,7 @@ def _handle_one(i, msg, st, gb, out):
     if msg.kind[i] == PROP:
         p = msg.to[i]
         u = msg.frm[i]
-        hb = record_at(p, 0, st.hptr)
+        hb = record_at(p, st.stride, st.hptr)
         r = np.int64(st.arc_rank[_arc(st.indptr, st.indices, p, u)])
         y = make_suitor(u, r, st.rec, hb, atomic_load(st.rec, hb)) if r != NO_RANK else np.int64(-2)
         if y == -2:
@@ -248,19 +249,8 @@ def _handle_one(i, msg, st, gb, out):
         elif msg.s_gid[i] == -2:
             bound = np.int64(NO_RANK)
         else:
-            bound = ghost_bound(
-                p,
-                st.indptr,
-                gb.granks,
-                gb.order,
-                gb.ew,
-                gb.elo,
-                gb.ehi,
-                msg.s_w[i],
-                msg.s_gid[i],
-                msg.p_gid[i],
-            )
-        hb = record_at(p, 0, st.hptr)
+            bound = ghost_bound(p, st.indptr, gb, msg.s_w[i], msg.s_gid[i], msg.p_gid[i])
+        hb = record_at(p, st.stride, st.hptr)
         old = atomic_load(st.rec, hb)
         while (old >> 32) > bound:
             got = cas(st.rec, hb, old, bound << 32)
@@ -284,17 +274,18 @@ def handle_messages(msg, st, gb, out, pmin):
 
 
 @njit(cache=True)
-def suitors_of(ov, rec, hptr):
+def suitors_of(ov, st):
     """Suitors of the owned vertices ov from their heaps: (indptr, local ids
     ascending per vertex, edge ranks)."""
+    rec = st.rec
     k = ov.shape[0]
     indptr = np.zeros(k + 1, np.int64)
     for i in range(k):
-        indptr[i + 1] = indptr[i] + ((rec[hptr[ov[i]]] >> 1) & 0x7FFFFFFF)
+        indptr[i + 1] = indptr[i] + ((rec[record_at(ov[i], st.stride, st.hptr)] >> 1) & 0x7FFFFFFF)
     who = np.empty(indptr[k], np.int64)
     rank = np.empty(indptr[k], np.int64)
     for i in range(k):
-        b = hptr[ov[i]] + 2
+        b = record_at(ov[i], st.stride, st.hptr) + 2
         a = indptr[i]
         for j in range(indptr[i + 1] - a):
             x = rec[b + j]

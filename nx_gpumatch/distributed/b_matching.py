@@ -246,21 +246,22 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     nl = g.num_nodes
     arc_rank = g.arc_rank()
     order = g.edge_order()
-    deg = cb.usable_degree(nl, g.indptr, arc_rank)
+    # Derived from the partition alone: kept with its graph for the next call.
+    deg = g.cached("b_matching_usable_degree", lambda: cb.usable_degree(nl, g.indptr, arc_rank))
     b_all = np.zeros(nl, np.int64)
     b_all[p.owned_ids] = b_owned
     cap = cb.capacities(b_all, deg)
     cap[~p.owned] = 0
     nb = Neighbours(comm, p.neighbours)
     cap_seen = _exchange_ghost_values(p, nb, cap.astype(np.int64))  # ghosts' capacities
-    # Records: owned vertices header, cap, heap of cap slots; ghosts header only.
-    rcap = cap.astype(np.int64)
-    hptr = np.zeros(nl + 1, np.int64)
-    np.cumsum(rcap + 2, out=hptr[1:])
-    rec = np.zeros(int(hptr[-1]), np.int64)
-    rec[hptr[:-1]] = np.where(cap_seen > 0, np.int64(K.NO_RANK) << 32, 0)
-    rec[hptr[:-1] + 1] = rcap
-    need = rcap.copy()
+    # Records: owned vertices header, cap, heap of cap slots; ghosts (cap 0)
+    # use only the header, which holds the bound their owner last reported.
+    stride, hptr, size = cb.record_layout(cap)
+    base = np.arange(nl, dtype=np.int64) * stride if stride else hptr[:-1]
+    rec = np.zeros(size, np.int64)
+    rec[base] = np.where(cap_seen > 0, np.int64(K.NO_RANK) << 32, 0)
+    rec[base + 1] = cap
+    need = cap.astype(np.int64)
     owned = p.owned.astype(np.bool_)
     bsub = _b_subset(b_subset, cap)
     batch, min_batch = (cb.BATCH, cb.MIN_BATCH) if partial_sort else (FULL_SORT, FULL_SORT)
@@ -269,14 +270,12 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     ob = np.empty((3 * p.cut_arcs + 1, 4), np.int64)
     out_n = np.zeros(1, np.int64)
     granks = K.ghost_ranks(g.indptr, arc_rank, owned)
-    elo = p.gids[g.edge_src]
-    ehi = p.gids[g.edge_dst]
     # Records with offsets (stride 0): owned vertices and ghosts differ in size.
     st = suitor_state(
-        g.indptr, g.indices, arc_rank, cap, need, rec, 0, hptr, nextq, qtail, batch, min_batch
+        g.indptr, g.indices, arc_rank, cap, need, rec, stride, hptr, nextq, qtail, batch, min_batch
     )
     out = K.Outbox(owned, bsub, ob, out_n)
-    bounds = K.GhostBounds(granks, order, g.edge_weight, elo, ehi)
+    bounds = K.GhostBounds(granks, order, g.edge_weight, g.edge_src, g.edge_dst, p.gids)
     # Iteration queue: the owned vertices with room, all marked QUEUED.
     queue = np.flatnonzero(owned & (cap > 0)).astype(np.int32)
     need[queue] |= K.QUEUED
@@ -344,7 +343,7 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     stats.times["compute"] = t_comp
     stats.times["communicate"] = t_comm
     stats.times["messages"] = t_handle
-    return _result(p, rec, hptr, order, g, comm, stats)
+    return _result(p, st, order, g, comm, stats)
 
 
 def _pack(p, ob, out_n, cap, order, g, stats):
@@ -392,9 +391,9 @@ def _pack(p, ob, out_n, cap, order, g, stats):
     return out
 
 
-def _result(p, rec, hptr, order, g, comm, stats):
+def _result(p, st, order, g, comm, stats):
     ov = p.owned_ids
-    indptr, who, rank = K.suitors_of(ov, rec, hptr)
+    indptr, who, rank = K.suitors_of(ov, st)
     sizes = np.diff(indptr)
     total = int(indptr[-1])
     partner = p.gids[who]
