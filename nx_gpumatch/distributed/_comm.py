@@ -210,13 +210,21 @@ def gather(comm, obj, root=0, what="a collective call"):
 def alltoallv(comm, send, dest, width):
     """Send row i of the int64 array ``send`` (k x width) to rank ``dest[i]``;
     returns the rows this rank received (rank order, order within a rank kept)."""
-    MPI = mpi()
     P = comm.size
     # A stable sort of small integers is a radix sort: linear, not m log m.
     small = np.uint16 if P <= 1 << 16 else np.int64
     order = np.argsort(dest.astype(small, copy=False), kind="stable")
     send = np.ascontiguousarray(send[order], np.int64)
-    counts = np.bincount(dest, minlength=P).astype(np.int64)
+    return alltoallv_grouped(comm, send, np.bincount(dest, minlength=P), width)
+
+
+def alltoallv_grouped(comm, send, counts, width):
+    """:func:`alltoallv` of rows already grouped by destination rank:
+    ``counts[r]`` rows for rank r, in rank order."""
+    MPI = mpi()
+    P = comm.size
+    send = np.ascontiguousarray(send, np.int64)
+    counts = np.asarray(counts, np.int64)
     rcounts = np.empty(P, np.int64)
     wait(comm.Ialltoall(counts, rcounts), comm, "the redistribution of the edges")
     recv = np.empty((int(rcounts.sum()), width), np.int64)

@@ -11,11 +11,61 @@ import numpy as np
 
 from nx_gpumatch.cpu import njit, run
 
-__all__ = ["local_ids", "unique_pairs"]
+__all__ = ["local_ids", "unique_pairs", "rows_by_owner", "grouped_ids"]
 
 # A map over all n global ids (n bytes, then 4n) beats searching the ghosts in
 # a sorted list while n stays within this many times the ends to map.
 DENSE_MAP = 4
+
+
+def rows_by_owner(src, dst, weight, size, block, own):
+    """This rank's edges as rows to send, grouped by destination rank in input
+    order: ``(rows, counts)``, rows (k, 2) int64 holding ``lo << 32 | hi`` (lo
+    < hi, 32-bit ids) and the weight's bits. Each edge goes to the owners of
+    both ends, once if one rank owns both; self-loops are left out. Owners:
+    ``v // block`` when block > 0, else ``own[v]``. Two passes (count, then
+    place) over the edges: no sort, no copies of the rows."""
+    wbits = np.ascontiguousarray(weight, np.float64).view(np.int64)
+    with run("graph", src.shape[0]):
+        return _rows_by_owner(src, dst, wbits, size, block, own)
+
+
+@njit(cache=True)
+def _owner(v, block, own):
+    return v // block if block > 0 else own[v]
+
+
+@njit(cache=True)
+def _rows_by_owner(src, dst, wbits, size, block, own):
+    start = np.zeros(size + 1, np.int64)
+    for i in range(src.shape[0]):
+        a = min(src[i], dst[i])
+        b = max(src[i], dst[i])
+        if a != b:
+            ra = _owner(a, block, own)
+            rb = _owner(b, block, own)
+            start[ra + 1] += 1
+            if rb != ra:
+                start[rb + 1] += 1
+    for r in range(size):
+        start[r + 1] += start[r]
+    fill = start[:-1].copy()
+    rows = np.empty((start[size], 2), np.int64)
+    for i in range(src.shape[0]):
+        a = min(src[i], dst[i])
+        b = max(src[i], dst[i])
+        if a != b:
+            key = (np.int64(a) << 32) | np.int64(b)
+            ra = _owner(a, block, own)
+            rb = _owner(b, block, own)
+            rows[fill[ra], 0] = key
+            rows[fill[ra], 1] = wbits[i]
+            fill[ra] += 1
+            if rb != ra:
+                rows[fill[rb], 0] = key
+                rows[fill[rb], 1] = wbits[i]
+                fill[rb] += 1
+    return rows, start[1:] - start[:-1]
 
 
 def local_ids(n, owned_gids, lo, hi):

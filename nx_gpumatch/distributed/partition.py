@@ -18,10 +18,11 @@ from nx_gpumatch.distributed._comm import (
     agree,
     allreduce_max,
     alltoallv,
+    alltoallv_grouped,
     check,
     same,
 )
-from nx_gpumatch.distributed._split import grouped_ids, local_ids, unique_pairs
+from nx_gpumatch.distributed._split import grouped_ids, local_ids, rows_by_owner, unique_pairs
 from nx_gpumatch.graph import Graph, _as_weights
 
 __all__ = ["Partition", "partition_edges", "block_size"]
@@ -208,6 +209,7 @@ def partition_edges(
 
         lo_id, hi_id = min(n, me * c), min(n, (me + 1) * c)
         owned_gids = np.arange(lo_id, hi_id, dtype=np.int64)
+        own = np.zeros(0, np.int64)
     else:
         own = check(comm, _owner_array, owner, n, P)
         # The same array everywhere: compare a digest of its values.
@@ -217,33 +219,31 @@ def partition_edges(
         def owner_of(x):
             return own[x].astype(np.int64)
 
+        c = 0  # rows_by_owner: owners from the array
+
         owned_gids = np.flatnonzero(own == me).astype(np.int64)
     times["check"] = time.perf_counter() - t
     t = time.perf_counter()
-    lo = np.minimum(src, dst)
-    hi = np.maximum(src, dst)
-    keep = lo != hi  # self-loops: no matching can use them
     loop_rows = None
     if loops:
-        loop_rows = (lo[~keep], w[~keep])
-    if not keep.all():
-        lo, hi, w = lo[keep], hi[keep], w[keep]
+        at = src == dst
+        loop_rows = (src[at], w[at])
     if P == 1:
-        glo, ghi, gw = lo, hi, w
+        glo = np.minimum(src, dst)
+        ghi = np.maximum(src, dst)
+        gw = w
+        keep = glo != ghi  # self-loops: no matching can use them
+        if not keep.all():
+            glo, ghi, gw = glo[keep], ghi[keep], gw[keep]
     else:
         # Each edge goes to the owners of both ends (once if they are one).
-        olo = owner_of(lo)
-        ohi = owner_of(hi)
-        two = np.flatnonzero(olo != ohi)
-        k = lo.shape[0]
-        rows = np.empty((k + two.shape[0], 3), np.int64)
-        rows[:k, 0] = lo
-        rows[:k, 1] = hi
-        rows[:k, 2] = w.view(np.int64)
-        rows[k:] = rows[two]
-        got = alltoallv(comm, rows, np.concatenate([olo, ohi[two]]), 3)
-        glo, ghi = got[:, 0], got[:, 1]
-        gw = np.ascontiguousarray(got[:, 2]).view(np.float64)
+        rows, counts = rows_by_owner(src, dst, w, P, c, own)
+        got = alltoallv_grouped(comm, rows, counts, 2)
+        del rows
+        glo = got[:, 0] >> 32
+        ghi = got[:, 0] & 0xFFFFFFFF
+        gw = np.ascontiguousarray(got[:, 1]).view(np.float64)
+        del got
     times["exchange"] = time.perf_counter() - t
     # "last": the rows of one pair arrive in the order of the global edge list
     # (senders in rank order, each in its own order, and a pair comes to this
