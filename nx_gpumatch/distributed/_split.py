@@ -11,7 +11,7 @@ import numpy as np
 
 from nx_gpumatch.cpu import njit, run
 
-__all__ = ["local_ids", "unique_pairs", "rows_by_owner", "grouped_ids"]
+__all__ = ["local_ids", "unique_pairs", "rows_by_owner", "pairs", "ghost_groups"]
 
 # A map over all n global ids (n bytes, then 4n) beats searching the ghosts in
 # a sorted list while n stays within this many times the ends to map.
@@ -66,6 +66,47 @@ def _rows_by_owner(src, dst, wbits, size, block, own):
                 rows[fill[rb], 1] = wbits[i]
                 fill[rb] += 1
     return rows, start[1:] - start[:-1]
+
+
+def pairs(src, dst, weight, rows=None):
+    """(lo, hi, weight) of the edges, lo < hi as int32 ids, self-loops left
+    out: from arrays of ends, or from ``rows`` as :func:`rows_by_owner` packs
+    them (then src, dst and weight are unused)."""
+    with run("graph", src.shape[0] if rows is None else rows.shape[0]):
+        if rows is not None:
+            return _unpack_rows(rows)
+        return _canonical(src, dst, np.ascontiguousarray(weight, np.float64))
+
+
+@njit(cache=True)
+def _unpack_rows(rows):
+    k = rows.shape[0]
+    lo = np.empty(k, np.int32)
+    hi = np.empty(k, np.int32)
+    w = np.empty(k, np.int64)
+    for i in range(k):
+        lo[i] = rows[i, 0] >> 32
+        hi[i] = rows[i, 0] & 0xFFFFFFFF
+        w[i] = rows[i, 1]
+    return lo, hi, w.view(np.float64)
+
+
+@njit(cache=True)
+def _canonical(src, dst, weight):
+    k = 0
+    for i in range(src.shape[0]):
+        k += src[i] != dst[i]
+    lo = np.empty(k, np.int32)
+    hi = np.empty(k, np.int32)
+    w = np.empty(k, np.float64)
+    j = 0
+    for i in range(src.shape[0]):
+        if src[i] != dst[i]:
+            lo[j] = min(src[i], dst[i])
+            hi[j] = max(src[i], dst[i])
+            w[j] = weight[i]
+            j += 1
+    return lo, hi, w
 
 
 def local_ids(n, owned_gids, lo, hi):
@@ -153,52 +194,64 @@ def _unique_pairs(n_major, major, minor, weight, keep_max):
     return a[:k].copy(), b[:k].copy(), w[:k].copy()
 
 
-def grouped_ids(size, ranks, n, ids):
-    """{rank: sorted unique ids} of pairs (rank, id), ranks in [0, size) and
-    ids in [0, n), by two stable counting passes (few ranks, long groups: a
-    sort of each group would cost more)."""
-    ranks = np.ascontiguousarray(ranks, np.int32)
-    ids = np.ascontiguousarray(ids, np.int32)
-    with run("graph", ids.shape[0]):
-        ptr, out = _grouped_ids(size, ranks, n, ids)
-    return {
-        r: out[ptr[r] : ptr[r + 1]].astype(np.int64) for r in range(size) if ptr[r + 1] > ptr[r]
-    }
+def ghost_groups(size, indptr, indices, owned, owner):
+    """What a rank exchanges with each neighbour rank, from its CSR graph on
+    local ids: ``(ghosts_of, boundary, cut_arcs)``, ``ghosts_of`` {rank:
+    the ghosts it owns}, ``boundary`` {rank: owned vertices with a ghost
+    there} (local ids ascending, the same ranks as keys) and the number of
+    arcs from owned vertices to ghosts. One pass over the ghosts and one over
+    the owned rows (each twice: count, then fill): no sort."""
+    owned = np.ascontiguousarray(owned, np.bool_)
+    owner = np.ascontiguousarray(owner, np.int32)
+    with run("graph", indices.shape[0]):
+        gptr, gout, bptr, bout, cut = _ghost_groups(size, indptr, indices, owned, owner)
+    ghosts_of, boundary = {}, {}
+    for r in range(size):
+        if gptr[r + 1] > gptr[r]:
+            ghosts_of[r] = gout[gptr[r] : gptr[r + 1]].astype(np.int64)
+            boundary[r] = bout[bptr[r] : bptr[r + 1]].astype(np.int64)
+    return ghosts_of, boundary, int(cut)
 
 
 @njit(cache=True)
-def _stable_by(key, nkeys, perm):
-    """perm reordered stably by key[perm] (a counting sort)."""
-    start = np.zeros(nkeys + 1, np.int64)
-    for j in range(perm.shape[0]):
-        start[key[perm[j]] + 1] += 1
-    for v in range(nkeys):
-        start[v + 1] += start[v]
-    out = np.empty_like(perm)
-    for j in range(perm.shape[0]):
-        i = perm[j]
-        k = key[i]
-        out[start[k]] = i
-        start[k] += 1
-    return out
-
-
-@njit(cache=True)
-def _grouped_ids(size, ranks, n, ids):
-    perm = _stable_by(ranks, size, _stable_by(ids, n, np.arange(ids.shape[0])))
-    ptr = np.zeros(size + 1, np.int64)
-    out = np.empty(ids.shape[0], np.int32)
-    k = 0
-    last = -1
-    for j in range(perm.shape[0]):
-        i = perm[j]
-        r = ranks[i]
-        if r == last and out[k - 1] == ids[i]:
+def _ghost_groups(size, indptr, indices, owned, owner):
+    nl = owned.shape[0]
+    gptr = np.zeros(size + 1, np.int64)
+    bptr = np.zeros(size + 1, np.int64)
+    last = np.full(size, -1, np.int64)  # the last owned vertex counted per rank
+    cut = 0
+    for v in range(nl):
+        if not owned[v]:
+            gptr[owner[v] + 1] += 1
             continue
-        last = r
-        out[k] = ids[i]
-        k += 1
-        ptr[r + 1] = k
-    for r in range(size):  # ranks without ids: empty groups
-        ptr[r + 1] = max(ptr[r + 1], ptr[r])
-    return ptr, out[:k].copy()
+        for q in range(indptr[v], indptr[v + 1]):
+            x = indices[q]
+            if not owned[x]:
+                cut += 1
+                r = owner[x]
+                if last[r] != v:
+                    last[r] = v
+                    bptr[r + 1] += 1
+    for r in range(size):
+        gptr[r + 1] += gptr[r]
+        bptr[r + 1] += bptr[r]
+    gout = np.empty(gptr[size], np.int32)
+    bout = np.empty(bptr[size], np.int32)
+    gfill = gptr[:-1].copy()
+    bfill = bptr[:-1].copy()
+    last[:] = -1
+    for v in range(nl):
+        if not owned[v]:
+            r = owner[v]
+            gout[gfill[r]] = v
+            gfill[r] += 1
+            continue
+        for q in range(indptr[v], indptr[v + 1]):
+            x = indices[q]
+            if not owned[x]:
+                r = owner[x]
+                if last[r] != v:
+                    last[r] = v
+                    bout[bfill[r]] = v
+                    bfill[r] += 1
+    return gptr, gout, bptr, bout, cut

@@ -22,7 +22,13 @@ from nx_gpumatch.distributed._comm import (
     check,
     same,
 )
-from nx_gpumatch.distributed._split import grouped_ids, local_ids, rows_by_owner, unique_pairs
+from nx_gpumatch.distributed._split import (
+    ghost_groups,
+    local_ids,
+    pairs,
+    rows_by_owner,
+    unique_pairs,
+)
 from nx_gpumatch.graph import Graph, _as_weights
 
 __all__ = ["Partition", "partition_edges", "block_size"]
@@ -133,22 +139,11 @@ class Partition:
         self.owned_ids = np.flatnonzero(owned)
         self.times = {}
         self.loops = None
-        g = graph
-        a, b = g.edge_src, g.edge_dst
-        # Cut arcs (owned end -> ghost end), from the edges: each cut edge is one.
-        ab = owned[a] & ~owned[b]
-        ba = owned[b] & ~owned[a]
-        ra = np.concatenate([a[ab], b[ba]])
-        rb = np.concatenate([owner[b[ab]], owner[a[ba]]])
-        self.cut_arcs = int(ra.shape[0])
-        ghosts = np.flatnonzero(~owned).astype(np.int32)
-        size, nl = comm.size, g.num_nodes
-        # Ghosts by owning rank, and boundary vertices by the ranks that see them.
-        self.ghosts_of = grouped_ids(size, owner[ghosts], nl, ghosts)
+        # Ghosts by owning rank, boundary vertices by the ranks that see them.
+        self.ghosts_of, self.boundary, self.cut_arcs = ghost_groups(
+            comm.size, graph.indptr, graph.indices, owned, owner
+        )
         self.neighbours = sorted(self.ghosts_of)
-        seen = grouped_ids(size, rb, nl, ra)
-        z = np.zeros(0, np.int64)
-        self.boundary = {r: seen.get(r, z) for r in self.neighbours}
 
 
 def partition_edges(
@@ -229,20 +224,13 @@ def partition_edges(
         at = src == dst
         loop_rows = (src[at], w[at])
     if P == 1:
-        glo = np.minimum(src, dst)
-        ghi = np.maximum(src, dst)
-        gw = w
-        keep = glo != ghi  # self-loops: no matching can use them
-        if not keep.all():
-            glo, ghi, gw = glo[keep], ghi[keep], gw[keep]
+        glo, ghi, gw = pairs(src, dst, w)
     else:
         # Each edge goes to the owners of both ends (once if they are one).
         rows, counts = rows_by_owner(src, dst, w, P, c, own)
         got = alltoallv_grouped(comm, rows, counts, 2)
         del rows
-        glo = got[:, 0] >> 32
-        ghi = got[:, 0] & 0xFFFFFFFF
-        gw = np.ascontiguousarray(got[:, 1]).view(np.float64)
+        glo, ghi, gw = pairs(src, dst, w, got)
         del got
     times["exchange"] = time.perf_counter() - t
     # "last": the rows of one pair arrive in the order of the global edge list

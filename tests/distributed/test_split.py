@@ -23,15 +23,56 @@ def test_unique_pairs(keep, n, m):
     assert got[0].dtype == got[1].dtype == np.int32
 
 
-def test_grouped_ids():
+def test_ghost_groups():
+    from nx_gpumatch.graph import Graph
+
     rng = np.random.default_rng(1)
-    ranks = rng.choice([0, 2, 5], 500)  # ranks 1, 3, 4 without ids
-    ids = rng.integers(0, 40, 500)
-    got = _split.grouped_ids(6, ranks, 40, ids)
-    assert sorted(got) == [0, 2, 5]
-    for r, v in got.items():
-        assert v.tolist() == sorted(set(ids[ranks == r].tolist()))
-    assert _split.grouped_ids(3, np.zeros(0, int), 10, np.zeros(0, int)) == {}
+    nl = 60
+    owner = rng.choice([0, 2, 5], nl)  # ranks 1, 3, 4 own nothing here
+    owned = owner == 2
+    a, b = rng.integers(0, nl, 400), rng.integers(0, nl, 400)
+    keep = (a != b) & (owned[a] | owned[b])  # a rank holds edges with an owned end
+    pairs = sorted({(min(x, y), max(x, y)) for x, y in zip(a[keep].tolist(), b[keep].tolist())})
+    src, dst = (np.array(c, np.int32) for c in zip(*pairs))
+    g = Graph(nl, src, dst, np.ones(len(pairs)))
+    ghosts_of, boundary, cut = _split.ghost_groups(6, g.indptr, g.indices, owned, owner)
+    want_g, want_b, want_cut = {}, {}, 0
+    for v in range(nl):
+        nbrs = g.indices[g.indptr[v] : g.indptr[v + 1]]
+        if not owned[v]:
+            want_g.setdefault(int(owner[v]), []).append(v)
+            continue
+        ghost_nbrs = [x for x in nbrs.tolist() if not owned[x]]
+        want_cut += len(ghost_nbrs)
+        for r in sorted({int(owner[x]) for x in ghost_nbrs}):
+            want_b.setdefault(r, []).append(v)
+    assert {r: v.tolist() for r, v in ghosts_of.items()} == want_g
+    assert {r: v.tolist() for r, v in boundary.items()} == want_b
+    assert sorted(ghosts_of) == sorted(boundary) and cut == want_cut > 0
+
+
+@pytest.mark.parametrize("block", [7, 0])  # owners by blocks, and from an array
+def test_rows_by_owner(block):
+    rng = np.random.default_rng(3)
+    n, P = 40, 6
+    own = rng.integers(0, P, n)
+    src, dst = rng.integers(0, n, 300), rng.integers(0, n, 300)
+    w = rng.random(300)
+
+    def owner(v):
+        return v // block if block else own[v]
+
+    rows, counts = _split.rows_by_owner(src, dst, w, P, block, own)
+    want = {r: [] for r in range(P)}
+    for x, y, v in zip(src.tolist(), dst.tolist(), w.tolist()):
+        lo, hi = min(x, y), max(x, y)
+        if lo != hi:
+            for r in sorted({owner(lo), owner(hi)}):
+                want[r].append(((lo << 32) | hi, v))
+    assert counts.tolist() == [len(want[r]) for r in range(P)]
+    flat = [row for r in range(P) for row in want[r]]
+    assert rows[:, 0].tolist() == [k for k, _ in flat]
+    assert rows[:, 1].view(np.float64).tolist() == [v for _, v in flat]
 
 
 @pytest.mark.parametrize("n", [50, 1 << 30])  # a dense map, and a search of the ghosts
@@ -43,3 +84,18 @@ def test_local_ids(n):
     gids, la, lb, _ = _split.local_ids(n, owned, lo, hi)
     assert gids.tolist() == sorted(set(owned.tolist()) | set(lo.tolist()) | set(hi.tolist()))
     assert np.array_equal(gids[la], lo) and np.array_equal(gids[lb], hi)
+
+
+def test_pairs():
+    rng = np.random.default_rng(4)
+    src, dst = rng.integers(0, 30, 200), rng.integers(0, 30, 200)
+    w = rng.random(200)
+    keep = src != dst
+    lo, hi, got_w = _split.pairs(src, dst, w)
+    assert lo.dtype == hi.dtype == np.int32
+    assert lo.tolist() == np.minimum(src, dst)[keep].tolist()
+    assert hi.tolist() == np.maximum(src, dst)[keep].tolist()
+    assert got_w.tolist() == w[keep].tolist()
+    rows, _ = _split.rows_by_owner(src, dst, w, 1, 30, np.zeros(0, np.int64))
+    again = _split.pairs(None, None, None, rows)
+    assert all(np.array_equal(x, y) for x, y in zip(again, (lo, hi, got_w)))
