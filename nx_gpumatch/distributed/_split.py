@@ -116,17 +116,38 @@ def local_ids(n, owned_gids, lo, hi):
     from nx_gpumatch.distributed.partition import LocalIds, _union
 
     if n <= DENSE_MAP * (lo.shape[0] + hi.shape[0] + owned_gids.shape[0]) + (1 << 16):
-        mark = np.zeros(n, np.bool_)
-        mark[owned_gids] = True
-        mark[lo] = True
-        mark[hi] = True
-        gids = np.flatnonzero(mark).astype(np.int64)
-        lid = np.cumsum(mark, dtype=np.int32)
-        lid -= 1
-        return gids, lid[lo], lid[hi], None
+        with run("graph", lo.shape[0]):
+            return (*_dense_local_ids(n, owned_gids, lo, hi), None)
     gids = _union(owned_gids, lo, hi)
     local = LocalIds(gids, owned_gids)
     return gids, local(lo).astype(np.int32), local(hi).astype(np.int32), local
+
+
+@njit(cache=True)
+def _dense_local_ids(n, owned_gids, lo, hi):
+    mark = np.zeros(n, np.bool_)  # a byte per id: the random writes stay in cache longer
+    for v in owned_gids:
+        mark[v] = True
+    for i in range(lo.shape[0]):
+        mark[lo[i]] = True
+        mark[hi[i]] = True
+    k = 0
+    for v in range(n):
+        k += mark[v]
+    gids = np.empty(k, np.int64)
+    lid = np.empty(n, np.int32)
+    k = 0
+    for v in range(n):
+        lid[v] = k
+        if mark[v]:
+            gids[k] = v
+            k += 1
+    la = np.empty(lo.shape[0], np.int32)
+    lb = np.empty(hi.shape[0], np.int32)
+    for i in range(lo.shape[0]):
+        la[i] = lid[lo[i]]
+        lb[i] = lid[hi[i]]
+    return gids, la, lb
 
 
 def unique_pairs(n_major, major, n_minor, minor, weight, keep="last"):
@@ -143,55 +164,57 @@ def unique_pairs(n_major, major, n_minor, minor, weight, keep="last"):
 @njit(cache=True)
 def _unique_pairs(n_major, major, minor, weight, keep_max):
     m = major.shape[0]
-    # One stable counting pass by major, then each row sorted by minor in
-    # place (rows are short and sorted in cache; stable, so equal pairs keep
-    # their array order), then equal neighbours merged.
+    # One stable counting pass by major carrying minor and weight along (no
+    # permutation to follow back: one random read less per pair), then each
+    # row sorted by minor in place (rows are short and sorted in cache;
+    # stable, so equal pairs keep their array order), then equal neighbours
+    # merged.
     start = np.zeros(n_major + 1, np.int64)
     for i in range(m):
         start[major[i] + 1] += 1
     for v in range(n_major):
         start[v + 1] += start[v]
     fill = start[:-1].copy()
-    perm = np.empty(m, np.int64)
     key = np.empty(m, np.int32)
+    wt = np.empty(m, np.float64)
     for i in range(m):
         p = fill[major[i]]
-        perm[p] = i
         key[p] = minor[i]
+        wt[p] = weight[i]
         fill[major[i]] = p + 1
     a = np.empty(m, np.int32)
-    b = np.empty(m, np.int32)
-    w = np.empty(m, np.float64)
     k = 0
     for r in range(n_major):
         s = start[r]
         e = start[r + 1]
         if e - s > 64:
             o = np.argsort(key[s:e], kind="mergesort")
-            perm[s:e] = perm[s:e][o]
+            wt[s:e] = wt[s:e][o]
             key[s:e] = key[s:e][o]
         else:
             for j in range(s + 1, e):  # insertion sort
                 kj = key[j]
-                pj = perm[j]
+                wj = wt[j]
                 q = j - 1
                 while q >= s and key[q] > kj:
                     key[q + 1] = key[q]
-                    perm[q + 1] = perm[q]
+                    wt[q + 1] = wt[q]
                     q -= 1
                 key[q + 1] = kj
-                perm[q + 1] = pj
+                wt[q + 1] = wj
+        # Merged in place: k <= j, so the write never passes the read.
         for j in range(s, e):
-            i = perm[j]
-            if k and a[k - 1] == r and b[k - 1] == key[j]:
-                if not keep_max or weight[i] > w[k - 1]:
-                    w[k - 1] = weight[i]  # equal pairs come in array order
+            if k and a[k - 1] == r and key[k - 1] == key[j]:
+                if not keep_max or wt[j] > wt[k - 1]:
+                    wt[k - 1] = wt[j]  # equal pairs come in array order
                 continue
             a[k] = r
-            b[k] = key[j]
-            w[k] = weight[i]
+            key[k] = key[j]
+            wt[k] = wt[j]
             k += 1
-    return a[:k].copy(), b[:k].copy(), w[:k].copy()
+    if k == m:  # no repeated pair: nothing to trim
+        return a, key, wt
+    return a[:k].copy(), key[:k].copy(), wt[:k].copy()
 
 
 def ghost_groups(size, indptr, indices, owned, owner):
