@@ -273,28 +273,52 @@ def handle_messages(msg, st, gb, out, pmin):
             _handle_one(np.int64(i), msg, st, gb, out)
 
 
-@njit(cache=True)
-def suitors_of(ov, st):
-    """Suitors of the owned vertices ov from their heaps: (indptr, local ids
-    ascending per vertex, edge ranks)."""
+@njit(cache=True, no_cpython_wrapper=True)
+def _suitors_of_one(i, ov, st, gids, weights, indptr, who, weight):
+    rec = st.rec
+    u = np.int64(ov[i])
+    b = record_at(u, st.stride, st.hptr) + 2
+    a = indptr[i]
+    for j in range(indptr[i + 1] - a):
+        v = rec[b + j] & LOW
+        # insertion by suitor id (heaps hold a handful of entries); local ids
+        # order as global ones
+        t = a + j
+        while t > a and who[t - 1] > v:
+            who[t] = who[t - 1]
+            weight[t] = weight[t - 1]
+            t -= 1
+        who[t] = v
+        weight[t] = weights[_arc(st.indptr, st.indices, u, v)]
+    me = gids[u]
+    upper = 0
+    for j in range(a, indptr[i + 1]):
+        g = gids[who[j]]
+        upper += g > me
+        who[j] = g
+    return upper
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)
+def suitors_of(ov, st, gids, weights, pmin):
+    """Suitors of the owned vertices ov from their heaps: (indptr, their
+    global ids ascending per vertex, the edges' weights, how many suitors
+    have a larger global id than their vertex), in parallel from pmin
+    vertices on. Weights are read from the vertex's own row (``weights``:
+    per arc) by binary search: a cache line or two per vertex, where the
+    edge ranks would cost two random reads per suitor."""
     rec = st.rec
     k = ov.shape[0]
     indptr = np.zeros(k + 1, np.int64)
     for i in range(k):
         indptr[i + 1] = indptr[i] + ((rec[record_at(ov[i], st.stride, st.hptr)] >> 1) & 0x7FFFFFFF)
     who = np.empty(indptr[k], np.int64)
-    rank = np.empty(indptr[k], np.int64)
-    for i in range(k):
-        b = record_at(ov[i], st.stride, st.hptr) + 2
-        a = indptr[i]
-        for j in range(indptr[i + 1] - a):
-            x = rec[b + j]
-            # insertion by suitor id: heaps hold a handful of entries
-            t = a + j
-            while t > a and who[t - 1] > (x & LOW):
-                who[t] = who[t - 1]
-                rank[t] = rank[t - 1]
-                t -= 1
-            who[t] = x & LOW
-            rank[t] = x >> 32
-    return indptr, who, rank
+    weight = np.empty(indptr[k], np.float64)
+    upper = 0
+    if k >= pmin:
+        for i in prange(k):
+            upper += _suitors_of_one(np.int64(i), ov, st, gids, weights, indptr, who, weight)
+    else:
+        for i in range(k):
+            upper += _suitors_of_one(np.int64(i), ov, st, gids, weights, indptr, who, weight)
+    return indptr, who, weight, upper

@@ -343,7 +343,7 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     stats.times["compute"] = t_comp
     stats.times["communicate"] = t_comm
     stats.times["messages"] = t_handle
-    return _result(p, st, order, g, comm, stats)
+    return _result(p, st, g, comm, stats)
 
 
 def _pack(p, ob, out_n, cap, order, g, stats):
@@ -391,16 +391,12 @@ def _pack(p, ob, out_n, cap, order, g, stats):
     return out
 
 
-def _result(p, st, order, g, comm, stats):
-    ov = p.owned_ids
-    indptr, who, rank = K.suitors_of(ov, st)
-    sizes = np.diff(indptr)
+def _result(p, st, g, comm, stats):
+    ov, w = p.owned_ids, g.weights
+    indptr, partner, weight, upper = K.suitors_of(ov, st, p.gids, w, QUEUE_PARALLEL_MIN)
     total = int(indptr[-1])
-    partner = p.gids[who]
-    weight = g.edge_weight[order[rank]] if total else np.zeros(0)
-    vert = p.gids[ov]
+    vert = p.gids[p.owned_ids]
     # Every suitor relation must be mutual at the end (Khan et al. §III).
-    upper = int(np.count_nonzero(partner > np.repeat(vert, sizes)))
     tot = allreduce(comm, np.array([total, upper], np.int64), "sum", "the final check")
     if tot[0] != 2 * tot[1]:  # the same sums on every rank: all raise together
         raise RuntimeError("b-Suitor ended with a suitor relation that is not mutual")
