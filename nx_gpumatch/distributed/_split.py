@@ -1,5 +1,7 @@
-"""Linear-time steps of the redistribution (:mod:`.partition`): global ids to
-local ids, and sorted unique pairs by counting sort.
+"""Linear-time steps of the redistribution (:mod:`.partition`): the rows each
+owner gets, packed in place by a counting pass; global ids to local ids;
+sorted unique pairs by counting sort; ghosts and boundary vertices grouped
+by rank from one scan of the rows.
 
 Comparison sorts of the received edges (an argsort or lexsort of 64-bit keys)
 were most of the cost of building a rank's share; local ids are small, dense
