@@ -13,7 +13,7 @@ import numpy as np
 
 from nx_gpumatch.cpu import njit, run
 
-__all__ = ["local_ids", "unique_pairs", "rows_by_owner", "pairs", "ghost_groups"]
+__all__ = ["local_ids", "unique_pairs", "rows_by_owner", "pairs", "unpack_rows", "ghost_groups"]
 
 # A map over all n global ids (n bytes, then 4n) beats searching the ghosts in
 # a sorted list while n stays within this many times the ends to map.
@@ -70,14 +70,16 @@ def _rows_by_owner(src, dst, wbits, size, block, own):
     return rows, start[1:] - start[:-1]
 
 
-def pairs(src, dst, weight, rows=None):
-    """(lo, hi, weight) of the edges, lo < hi as int32 ids, self-loops left
-    out: from arrays of ends, or from ``rows`` as :func:`rows_by_owner` packs
-    them (then src, dst and weight are unused)."""
-    with run("graph", src.shape[0] if rows is None else rows.shape[0]):
-        if rows is not None:
-            return _unpack_rows(rows)
+def pairs(src, dst, weight):
+    """(lo, hi, weight) of the edges, lo < hi as int32 ids, self-loops left out."""
+    with run("graph", src.shape[0]):
         return _canonical(src, dst, np.ascontiguousarray(weight, np.float64))
+
+
+def unpack_rows(rows):
+    """(lo, hi, weight) of rows as :func:`rows_by_owner` packs them."""
+    with run("graph", rows.shape[0]):
+        return _unpack_rows(rows)
 
 
 @njit(cache=True)

@@ -28,6 +28,7 @@ from nx_gpumatch.distributed._split import (
     pairs,
     rows_by_owner,
     unique_pairs,
+    unpack_rows,
 )
 from nx_gpumatch.graph import Graph, _as_weights
 
@@ -230,7 +231,7 @@ def partition_edges(
         rows, counts = rows_by_owner(src, dst, w, P, c, own)
         got = alltoallv_grouped(comm, rows, counts, 2)
         del rows
-        glo, ghi, gw = pairs(src, dst, w, got)
+        glo, ghi, gw = unpack_rows(got)
         del got
     times["exchange"] = time.perf_counter() - t
     # "last": the rows of one pair arrive in the order of the global edge list

@@ -97,5 +97,5 @@ def test_pairs():
     assert hi.tolist() == np.maximum(src, dst)[keep].tolist()
     assert got_w.tolist() == w[keep].tolist()
     rows, _ = _split.rows_by_owner(src, dst, w, 1, 30, np.zeros(0, np.int64))
-    again = _split.pairs(None, None, None, rows)
+    again = _split.unpack_rows(rows)
     assert all(np.array_equal(x, y) for x, y in zip(again, (lo, hi, got_w)))
