@@ -57,12 +57,14 @@ from nx_gpumatch._validation import check_positive_int
 from nx_gpumatch.community import quality
 from nx_gpumatch.community.levels import MAX_LEVELS
 from nx_gpumatch.community.schedule import (
+    LEAD_SWEEPS,
     LEIDEN_SWEEP_REL_TOL,
     MAX_PASSES,
     PASS_TOL,
     SWEEP_TOL,
     THETA,
     checked_theta,
+    community_options,
     pass_rel_tol_of,
 )
 from nx_gpumatch.cpu import serial_builds
@@ -111,6 +113,13 @@ class _LeidenRun(_Run):
         key = (_DEFAULT_KEY if seed is None else int(seed)) + comm.rank * 0x9E3779B97F4A7C15
         # the refinement kernel hashes local ids: a key per rank draws apart
         self.key = np.uint64(key & (2**64 - 1))
+
+    def sweep_rule(self):
+        return community_options().sweep_rule(leiden=True)
+
+    def lead_sweeps(self, init):
+        # as the shared-memory Leiden: from singletons only
+        return LEAD_SWEEPS if init is None else 0
 
     def set_weight(self, m2):
         self.m2 = m2
@@ -338,7 +347,7 @@ def connected_parts(run, lvl, comm_g):
 
     t = time.perf_counter()
     nl, own = lvl.gids.shape[0], lvl.owned_ids
-    tail, head = lvl.tail, lvl.indices
+    tail, head = lvl.tails(), lvl.indices
     inside = comm_g[tail] == comm_g[head]
     A = sp.csr_array(
         (np.ones(int(inside.sum()), np.int8), (tail[inside], head[inside])), shape=(nl, nl)

@@ -29,14 +29,19 @@ levels: blocks of the dense community ids). A level is:
   or more at most SWEEP_REL_TOL of the level's gain (the shared-memory
   engine's rule for its batched levels); on smaller levels a sweep that
   ends the level must have looked at every vertex, as the shared-memory
-  sequential sweeps confirm theirs. With one rank this is the shared-memory
-  engine's sequential sweep with its wake rule, move for move.
+  sequential sweeps confirm theirs. A rank alone (one rank: no ghosts, no
+  community shared with another rank) runs the shared-memory engine's local
+  moving instead (``cpu.louvain.engine``: its batched, threaded sweeps on
+  large levels and its sweep rule), in the order above.
 * Aggregation: the non-empty communities get dense ids in id order; each
   rank merges its own arcs per pair of communities (a sparse accumulator
-  per community, inner arcs and self-loops into the self-loop), sends each
-  pair to the owner of its tail's community (blocks of the dense ids), and
-  the owners merge what they receive. With one rank the first merge is the
-  coarse graph.
+  per community, inner arcs and self-loops into the self-loop), packs the
+  pairs as 16-byte rows grouped by the owner of their tail's community
+  (blocks of the dense ids), and the owners merge what they receive
+  (counting sort by tail, then the same accumulator), never holding more
+  than a few arrays of the rows they send or get. With one rank the
+  shared-memory engine's aggregation of the level it moved is the coarse
+  graph.
 
 Community totals are summed as dense arrays over the level's vertices (one
 reduction of 2n numbers per round): simple and exact to reproduce, but each
@@ -60,15 +65,19 @@ import numpy as np
 
 from nx_gpumatch._validation import check_finite, check_max_level
 from nx_gpumatch.community.schedule import (
+    LEAD_SWEEPS,
     MAX_SWEEPS,
     MOVE_BUCKETS,
     SEQUENTIAL_ARCS,
     SWEEP_REL_TOL,
     SWEEP_TOL,
+    community_options,
     degree_buckets,
 )
 from nx_gpumatch.cpu import njit, serial_builds
 from nx_gpumatch.cpu.leiden import _intra_weights
+from nx_gpumatch.cpu.louvain.aggregation import renumber
+from nx_gpumatch.cpu.louvain.engine import LouvainEngine
 from nx_gpumatch.cpu.louvain.moves import _best_move, _commit, _units, weighted_degrees
 from nx_gpumatch.cpu.louvain.moves import _inner_change as _charge
 from nx_gpumatch.cpu.louvain.state import Level, MoveState, Scratch
@@ -79,6 +88,7 @@ from nx_gpumatch.distributed._comm import (
     allreduce,
     allreduce_sum,
     alltoallv,
+    alltoallv_grouped,
     check,
     get_comm,
     same,
@@ -93,7 +103,8 @@ __all__ = ["louvain_communities"]
 GHOST = np.int32(1)  # the commit batch of ghosts, and of every owned vertex's move
 
 # The arcs of owned rows into each ghost: arc positions ``arc[ptr[g]:ptr[g + 1]]``
-# of ghost g (local ids), each arc's tail, and which local vertices are owned.
+# of ghost g (local ids), the tail of each of those arcs (``tail[q]`` of
+# ``arc[q]``), and which local vertices are owned.
 GhostArcs = collections.namedtuple("GhostArcs", "owned ptr arc tail")
 
 # Wake a neighbour of a mover only once the move's charges exceed its margin
@@ -197,7 +208,7 @@ def _round_change(lv, g, old, new, changed, active):
         else:
             for q in range(g.ptr[v], g.ptr[v + 1]):
                 p = g.arc[q]
-                x = g.tail[p]
+                x = g.tail[q]
                 active[x] = 1
                 if mark[x] == 0:
                     d += w[p] * (np.float64(new[x] == new[v]) - np.float64(old[x] == old[v]))
@@ -250,23 +261,120 @@ def _community_rows(indptr, indices, w, loop, verts, cid, K):
     return ptr, heads[:k], ws[:k], loops
 
 
-def _coarse_rows(x, y, w, lo, hi, K):
-    """The rows of the coarse vertices [lo, hi) from arcs (x, y, w) between
-    coarse vertices, x in [lo, hi), as :func:`_community_rows` merges them
-    (each arc a row of its own, in the order given): (indptr, heads, summed
-    weights, self-loop weight per row); an arc x -> x counts half."""
-    m = x.shape[0]
-    ends = np.concatenate([x, y])  # arc i's tail is "vertex" i, its head m + i
-    ptr, heads, ws, loops = _community_rows(
-        np.arange(m + 1, dtype=np.int64),
-        np.arange(m, 2 * m, dtype=np.int64),
-        w,
-        np.zeros(2 * m),
-        np.arange(m, dtype=np.int64),
-        ends,
-        K,
-    )
-    return ptr[lo : hi + 1], heads, ws, loops[lo:hi]
+@njit(cache=True)
+def _pack_coarse(rptr, heads, aw, loops, block, nranks):
+    """The merged rows of :func:`_community_rows` as rows to send to the
+    owners of their tails' communities (``x // block``): ((k, 2) int64 rows,
+    ``x << 32 | y`` and the weight's bits; the rows per rank). Community by
+    community, so grouped by owner; each self-loop as an arc x -> x of
+    twice its weight (which the owner counts half)."""
+    K = loops.shape[0]
+    counts = np.zeros(nranks, np.int64)
+    for x in range(K):
+        counts[x // block] += rptr[x + 1] - rptr[x] + (loops[x] != 0.0)
+    rows = np.empty((rptr[K] + np.count_nonzero(loops), 2), np.int64)
+    wv = rows.view(np.float64)
+    i = 0
+    for x in range(K):
+        for p in range(rptr[x], rptr[x + 1]):
+            rows[i, 0] = (np.int64(x) << 32) | heads[p]
+            wv[i, 1] = aw[p]
+            i += 1
+        if loops[x] != 0.0:
+            rows[i, 0] = (np.int64(x) << 32) | x
+            wv[i, 1] = 2.0 * loops[x]
+            i += 1
+    return rows, counts
+
+
+@njit(cache=True)
+def _merge_coarse(rows, lo, hi, K):
+    """The rows of the coarse vertices [lo, hi) from the received ``rows``
+    (:func:`_pack_coarse`'s, x in [lo, hi)) merged as :func:`_community_rows`
+    merges arcs: (indptr, heads, summed weights, self-loop weight per row),
+    each row's arcs in the order received (a counting sort by tail), heads
+    in order of first appearance; an arc x -> x counts half."""
+    nrow = hi - lo
+    m = rows.shape[0]
+    wv = rows.view(np.float64)
+    cnt = np.zeros(nrow + 1, np.int64)
+    for i in range(m):
+        cnt[(rows[i, 0] >> 32) - lo + 1] += 1
+    for x in range(nrow):
+        cnt[x + 1] += cnt[x]
+    fill = cnt[:nrow].copy()
+    order = np.empty(m, np.int64)
+    for i in range(m):
+        x = (rows[i, 0] >> 32) - lo
+        order[fill[x]] = i
+        fill[x] += 1
+    pos = np.full(K, -1, np.int64)
+    heads = np.empty(m, np.int64)
+    ws = np.empty(m, np.float64)
+    ptr = np.zeros(nrow + 1, np.int64)
+    loops = np.zeros(nrow, np.float64)
+    k = 0
+    for x in range(nrow):
+        start = k
+        for q in range(cnt[x], cnt[x + 1]):
+            i = order[q]
+            y = rows[i, 0] & 0xFFFFFFFF
+            if y == x + lo:
+                loops[x] += 0.5 * wv[i, 1]
+            elif pos[y] < start:
+                pos[y] = k
+                heads[k] = y
+                ws[k] = wv[i, 1]
+                k += 1
+            else:
+                ws[pos[y]] += wv[i, 1]
+        ptr[x + 1] = k
+    return ptr, heads[:k], ws[:k], loops
+
+
+@njit(cache=True)
+def _ghost_arcs(indptr, indices, owned):
+    """The arcs of owned rows into ghosts, by ghost: (ptr over the local
+    vertices, arc positions ascending per ghost, each one's tail as int32)."""
+    nl = indptr.shape[0] - 1
+    ptr = np.zeros(nl + 1, np.int64)
+    for v in range(nl):
+        for p in range(indptr[v], indptr[v + 1]):
+            if not owned[indices[p]]:
+                ptr[indices[p] + 1] += 1
+    for v in range(nl):
+        ptr[v + 1] += ptr[v]
+    fill = ptr[:nl].copy()
+    arc = np.empty(ptr[nl], np.int64)
+    tail = np.empty(ptr[nl], np.int32)
+    for v in range(nl):
+        for p in range(indptr[v], indptr[v + 1]):
+            j = indices[p]
+            if not owned[j]:
+                arc[fill[j]] = p
+                tail[fill[j]] = v
+                fill[j] += 1
+    return ptr, arc, tail
+
+
+@njit(cache=True)
+def _owned_rows(indptr, indices, weights, owned):
+    """The rows of the owned vertices (arcs of other rows dropped): (indptr,
+    indices as int32, weights)."""
+    nl = indptr.shape[0] - 1
+    out = np.zeros(nl + 1, np.int64)
+    for v in range(nl):
+        out[v + 1] = out[v] + (indptr[v + 1] - indptr[v] if owned[v] else 0)
+    idx = np.empty(out[nl], np.int32)
+    w = np.empty(out[nl], np.float64)
+    for v in range(nl):
+        if owned[v]:
+            q = out[v]
+            for p in range(indptr[v], indptr[v + 1]):
+                idx[q] = indices[p]
+                w[q] = weights[p]
+                q += 1
+    return out, idx, w
 
 
 @njit(cache=True)
@@ -337,10 +445,8 @@ class _Level:
         owned = np.zeros(nl, bool)
         owned[self.owned_ids] = True
         self.owned = owned
-        self.tail = np.repeat(np.arange(nl, dtype=np.int64), np.diff(self.indptr))
         self.neighbours = sorted(set(self.owner[~owned].tolist()))
         self.boundary = {}
-        into = np.zeros(0, np.int64)
         if self.neighbours:  # else no ghost: no boundary, no arc into a ghost
             top = int(self.owner.max()) + 1
             ranks, verts = _boundary_pairs(self.indptr, self.indices, self.owner, owned, top)
@@ -349,12 +455,17 @@ class _Level:
             ranks, verts = ranks[o], verts[o]
             cuts = np.searchsorted(ranks, self.neighbours + [top])
             self.boundary = {r: verts[cuts[i] : cuts[i + 1]] for i, r in enumerate(self.neighbours)}
-            into = np.flatnonzero(~owned[self.indices])  # arcs to ghosts, by tail
-        heads = self.indices[into]
-        ptr = np.zeros(nl + 1, np.int64)
-        np.cumsum(np.bincount(heads, minlength=nl), out=ptr[1:])
-        arc = into[np.argsort(heads, kind="stable")]
-        self.ghost_arcs = GhostArcs(owned, ptr, arc, self.tail)
+            self.ghost_arcs = GhostArcs(owned, *_ghost_arcs(self.indptr, self.indices, owned))
+        else:
+            none = np.zeros(0, np.int64)
+            self.ghost_arcs = GhostArcs(
+                owned, np.zeros(nl + 1, np.int64), none, none.astype(np.int32)
+            )
+
+    def tails(self):
+        """Each arc's tail (local ids; built on demand: an int per arc)."""
+        nl = self.gids.shape[0]
+        return np.repeat(np.arange(nl, dtype=np.int32), np.diff(self.indptr))
 
     @property
     def arcs(self):
@@ -366,24 +477,9 @@ class _Level:
         edge between owned vertices, one of a cut edge); ``k`` as in the
         constructor."""
         g = p.graph
-        nl = p.gids.shape[0]
-        tail = np.repeat(np.arange(nl, dtype=np.int64), np.diff(g.indptr))
-        keep = p.owned[tail]
-        counts = np.bincount(tail[keep], minlength=nl)
-        indptr = np.zeros(nl + 1, np.int64)
-        np.cumsum(counts, out=indptr[1:])
+        indptr, indices, w = _owned_rows(g.indptr, g.indices, g.weights, p.owned)
         loop = np.where(p.owned, p.loops, 0.0)
-        return cls(
-            p.num_nodes,
-            p.gids,
-            p.owned_ids,
-            p.owner,
-            indptr,
-            g.indices[keep],
-            g.weights[keep],
-            loop,
-            k=k,
-        )
+        return cls(p.num_nodes, p.gids, p.owned_ids, p.owner, indptr, indices, w, loop, k=k)
 
 
 def _keys(seed, level, gids):
@@ -438,6 +534,8 @@ class _Run:
         self.seed = seed
         self.stats = stats
         self.m2 = 0.0
+        # one rank: (level, the shared-memory engine that moved it), see move_alone
+        self._alone = None
 
     def _time(self, phase, t):
         now = time.perf_counter()
@@ -530,6 +628,8 @@ class _Run:
         SEQUENTIAL_ARCS arcs a sweep that ends the level must have looked at
         every vertex (community totals moved under the others), so one that
         skipped some is followed by one over all."""
+        if self.comm.size == 1:
+            return self.move_alone(lvl, level, init)
         st = self.stats
         t = time.perf_counter()
         nl = lvl.gids.shape[0]
@@ -600,6 +700,49 @@ class _Run:
         comm_g, a, size, _ = state
         return comm_g, a, size, q_start, q, moves, sweeps
 
+    def move_alone(self, lvl, level, init):
+        """:meth:`move` on a rank with no other (the level is the whole graph,
+        local ids its vertex ids): the shared-memory engine's local moving
+        (batched, threaded sweeps on large levels), in the order of the
+        distributed sweeps; the same results as :meth:`move`."""
+        st = self.stats
+        t = time.perf_counter()
+        n = lvl.gids.shape[0]
+        order = np.argsort(_keys(self.seed, level, lvl.gids), kind="stable")
+        engine = LouvainEngine(
+            lvl.indptr,
+            lvl.indices,
+            lvl.w,
+            lvl.loop,
+            self.sweep_rule(),
+            resolution=self.resolution,
+            order=order,
+            m2=self.m2,
+            lead_sweeps=self.lead_sweeps(init),
+            node_weights=lvl.k,
+        )
+        start = np.arange(n, dtype=np.int64) if init is None else np.asarray(init, np.int64)
+        q_start = self.quality(self.inner(lvl, start), np.bincount(start, lvl.k, minlength=n))
+        t = self._time("setup", t)
+        comm, q, moves, sweeps = engine.move(start.astype(np.int32))
+        self._alone = (lvl, engine)  # its aggregation builds the next level (see coarse)
+        comm_g = comm.astype(np.int64)
+        a = np.bincount(comm_g, lvl.k, minlength=n)
+        size = np.bincount(comm_g, minlength=n)
+        st.sweeps += sweeps
+        st.rounds += sweeps
+        self._time("move", t)
+        return comm_g, a, size, q_start, q, moves, int(moves > 0) * sweeps
+
+    def sweep_rule(self):
+        """The shared-memory Louvain's sweep rule (:meth:`move_alone`)."""
+        return community_options(threshold=self.threshold).sweep_rule()
+
+    def lead_sweeps(self, init):
+        """Sweeps one vertex at a time that begin a batched level from the
+        partition ``init`` (:meth:`move_alone`)."""
+        return LEAD_SWEEPS
+
     def rounds(self, lvl, verts, coloured=False):
         """A function of (level, sweep) giving the owned vertices ``verts``
         (in order) cut into the rounds of that sweep: MOVE_ROUNDS rounds
@@ -637,28 +780,30 @@ class _Run:
         c = block_size(K, P)
         # Each rank first merges its own arcs per pair of communities (one
         # pair per community pair it sees: less to send than its arcs).
-        rptr, heads, aw, rloop = _community_rows(
-            lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.owned_ids, cid, K
-        )
+        alone = self._alone
+        if P == 1 and alone is not None and alone[0] is lvl:
+            # the shared-memory engine's (threaded) aggregation of its level
+            engine = alone[1]
+            cid32 = cid.astype(np.int32)
+            engine.aggregate(cid32, renumber(cid32))
+            rptr, heads, aw, rloop = engine.indptr, engine.indices, engine.w, engine.loop
+            self._alone = None
+        else:
+            rptr, heads, aw, rloop = _community_rows(
+                lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.owned_ids, cid, K
+            )
         lo, hi = min(K, me * c), min(K, (me + 1) * c)
         if P > 1:
-            has = rloop != 0
-            x = np.concatenate(
-                [np.repeat(np.arange(K, dtype=np.int64), np.diff(rptr)), np.flatnonzero(has)]
-            )
-            rows = np.empty((x.shape[0], 3), np.int64)
-            rows[:, 0] = x
-            rows[:, 1] = np.concatenate([heads, np.flatnonzero(has)])
-            # a self-loop goes as an arc x -> x, which counts half
-            rows[:, 2] = np.concatenate([aw, 2.0 * rloop[has]]).view(np.int64)
+            rows, counts = _pack_coarse(rptr, heads, aw, rloop, c, P)
+            del heads, aw  # the rows hold them
             t = self._time("aggregate", t)
-            got = alltoallv(comm, rows, x // c, 3)
-            self.stats.aggregation_rows += int(x.shape[0])
-            self.stats.bytes += 24 * int(x.shape[0])
+            got = alltoallv_grouped(comm, rows, counts, 2)
+            self.stats.aggregation_rows += int(rows.shape[0])
+            self.stats.bytes += 16 * int(rows.shape[0])
+            del rows
             t = self._time("communicate", t)
-            x, y = np.ascontiguousarray(got[:, 0]), np.ascontiguousarray(got[:, 1])
-            w = np.ascontiguousarray(got[:, 2]).view(np.float64)
-            rptr, heads, aw, rloop = _coarse_rows(x, y, w, lo, hi, K)
+            rptr, heads, aw, rloop = _merge_coarse(got, lo, hi, K)
+            del got
         out = heads[(heads < lo) | (heads >= hi)]
         ghosts = compact_ids(out, K)[0] if out.shape[0] else out
         owned_gids = np.arange(lo, hi, dtype=np.int64)
@@ -667,8 +812,10 @@ class _Run:
         nl = gids.shape[0]
         if ghosts.shape[0]:
             local = lambda v: np.searchsorted(gids, v)  # noqa: E731
-        else:  # the block alone (one rank, or no cut edge): ids less its start
+        elif lo:  # the block alone (no cut edge): ids less its start
             local = lambda v: v - lo  # noqa: E731
+        else:  # one rank: local ids are the ids
+            local = lambda v: v  # noqa: E731
         # ghost rows are empty: the owned rows' pointers, padded on both sides
         indptr = np.concatenate(
             [np.zeros(below, np.int64), rptr, np.full(nl - below - (hi - lo), rptr[-1])]

@@ -1,0 +1,107 @@
+"""The distributed Louvain's level kernels against plain numpy, in one process:
+the rows sent for aggregation and their merge at the owners, the arcs into
+ghosts, and the owned rows of level 0."""
+
+import numpy as np
+import pytest
+
+from nx_gpumatch.distributed import louvain as L
+
+
+def _level(seed, nl=80, m=600, ghosts=20):
+    """A rank's level: nl local vertices, the last ``ghosts`` of them ghosts
+    (empty rows), random arcs from the owned ones, some self-loops."""
+    rng = np.random.default_rng(seed)
+    owned = np.arange(nl) < nl - ghosts
+    tail = np.sort(rng.integers(0, nl - ghosts, m))
+    head = rng.integers(0, nl, m)
+    indptr = np.zeros(nl + 1, np.int64)
+    np.cumsum(np.bincount(tail, minlength=nl), out=indptr[1:])
+    w = rng.integers(1, 5, m).astype(np.float64) + 0.25
+    loop = np.where(owned & (rng.random(nl) < 0.3), rng.random(nl), 0.0)
+    return indptr, head.astype(np.int32), w, loop, owned
+
+
+def _pairs(ptr, heads, ws, loops):
+    """{(row, head): weight} and the self-loops of a merged CSR."""
+    d = {}
+    for x in range(ptr.shape[0] - 1):
+        for p in range(ptr[x], ptr[x + 1]):
+            d[x, int(heads[p])] = d.get((x, int(heads[p])), 0.0) + ws[p]
+    return d, np.asarray(loops)
+
+
+@pytest.mark.parametrize("nranks", [1, 2, 3, 5])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pack_and_merge_equal_one_merge(nranks, seed):
+    """Each rank's rows merged per community pair, sent to the owners of
+    their tails' communities and merged there, equal one merge of all the
+    arcs (in the same order, so the same bits)."""
+    K = 13
+    levels = [_level(seed * 10 + r) for r in range(nranks)]
+    rng = np.random.default_rng(seed)
+    cids = [rng.integers(0, K, lv[0].shape[0] - 1) for lv in levels]
+    block = -(-K // nranks)
+    sent = []
+    for (indptr, idx, w, loop, owned), cid in zip(levels, cids):
+        own = np.flatnonzero(owned)
+        rptr, heads, aw, rloop = L._community_rows(indptr, idx, w, loop, own, cid, K)
+        rows, counts = L._pack_coarse(rptr, heads, aw, rloop, block, nranks)
+        assert counts.sum() == rows.shape[0]
+        assert (np.repeat(np.arange(nranks), counts) == (rows[:, 0] >> 32) // block).all()
+        sent.append(np.split(rows, np.cumsum(counts)[:-1]))
+    want = {}
+    want_loops = np.zeros(K)
+    for (indptr, idx, w, loop, owned), cid in zip(levels, cids):
+        for v in np.flatnonzero(owned):
+            want_loops[cid[v]] += loop[v]
+            for p in range(indptr[v], indptr[v + 1]):
+                x, y = int(cid[v]), int(cid[idx[p]])
+                if x == y:
+                    want_loops[x] += 0.5 * w[p]
+                else:
+                    want[x, y] = want.get((x, y), 0.0) + w[p]
+    for r in range(nranks):
+        lo, hi = min(K, r * block), min(K, (r + 1) * block)
+        got = np.concatenate([sent[s][r] for s in range(nranks)]).reshape(-1, 2)
+        ptr, heads, ws, loops = L._merge_coarse(got, lo, hi, K)
+        d, loops = _pairs(ptr, heads, ws, loops)
+        part = {(x - lo, y): v for (x, y), v in want.items() if lo <= x < hi}
+        assert d.keys() == part.keys()
+        assert np.allclose([d[k] for k in part], [part[k] for k in part])
+        assert np.allclose(loops, want_loops[lo:hi])
+        # a head once per row
+        for x in range(hi - lo):
+            row = heads[ptr[x] : ptr[x + 1]]
+            assert np.unique(row).shape[0] == row.shape[0]
+
+
+def test_merge_of_one_rank_is_bit_identical():
+    """With one rank the owner's merge repeats the rank's own: same rows,
+    same order, same bits."""
+    indptr, idx, w, loop, owned = _level(7, ghosts=0)
+    cid = np.random.default_rng(7).integers(0, 9, indptr.shape[0] - 1)
+    one = L._community_rows(indptr, idx, w, loop, np.flatnonzero(owned), cid, 9)
+    rows, _ = L._pack_coarse(*one, 9, 1)
+    two = L._merge_coarse(rows, 0, 9, 9)
+    for a, b in zip(one, two):
+        assert np.array_equal(a, b)
+
+
+def test_ghost_arcs_and_owned_rows():
+    indptr, idx, w, loop, owned = _level(3)
+    ptr, arc, tail = L._ghost_arcs(indptr, idx, owned)
+    tails = np.repeat(np.arange(owned.shape[0]), np.diff(indptr))
+    into = np.flatnonzero(~owned[idx])
+    for g in range(owned.shape[0]):
+        mine = into[idx[into] == g]  # ascending arc positions
+        assert arc[ptr[g] : ptr[g + 1]].tolist() == mine.tolist()
+        assert tail[ptr[g] : ptr[g + 1]].tolist() == tails[mine].tolist()
+    assert tail.dtype == np.int32
+    # owned rows: every arc of an owned row kept, the others dropped
+    keep = np.where(np.arange(owned.shape[0]) % 3 == 0, False, owned)
+    optr, oidx, ow = L._owned_rows(indptr, idx, w, keep)
+    sel = keep[tails]
+    assert np.array_equal(np.diff(optr), np.where(keep, np.diff(indptr), 0))
+    assert np.array_equal(oidx, idx[sel]) and np.array_equal(ow, w[sel])
+    assert oidx.dtype == np.int32
