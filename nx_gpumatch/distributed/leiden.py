@@ -67,8 +67,17 @@ from nx_gpumatch.community.schedule import (
     community_options,
     pass_rel_tol_of,
 )
-from nx_gpumatch.cpu import serial_builds
-from nx_gpumatch.cpu.leiden import RefineDraw, RefineInput, Refinement, _refine_lanes, leave_walk
+from nx_gpumatch.cpu import num_threads, serial_builds
+from nx_gpumatch.cpu.leiden import (
+    RefineDraw,
+    RefineInput,
+    Refinement,
+    _refine,
+    _refine_1,
+    _refine_lanes,
+    leave_walk,
+)
+from nx_gpumatch.cpu.louvain.constants import PARALLEL_MIN_ARCS
 from nx_gpumatch.distributed._comm import (
     Neighbours,
     abort_on_error,
@@ -169,8 +178,10 @@ class _LeidenRun(_Run):
         else:
             verts = self._order(lvl, level)
         verts = verts.astype(np.int32)
-        parts = self.rounds(lvl, verts, coloured=True)(level, (1 << 19) + salt)
         self.stats.refinements += 1
+        if self.comm.size == 1:
+            return self.refine_alone(lvl, comm_g, a, verts, salt, t)
+        parts = self.rounds(lvl, verts, coloured=True)(level, (1 << 19) + salt)
         nb = Neighbours(self.comm, lvl.neighbours)
         ref_g = lvl.gids.astype(np.int64)
         in_comm = intra_weights(lvl, comm_g)
@@ -206,6 +217,32 @@ class _LeidenRun(_Run):
             self.stats.rounds += 1
             t = self._time("communicate", t)
         return ref_g, ra, rsize
+
+    def refine_alone(self, lvl, comm_g, a, verts, salt, t):
+        """:meth:`refine` on a rank with no other (local ids are the level's
+        ids): the shared-memory refinement kernel on the whole level, a lane
+        per thread on large levels (its result does not depend on them), the
+        vertices walked in the order ``verts``."""
+        n = lvl.gids.shape[0]
+        threaded = num_threads() > 1 and lvl.arcs >= PARALLEL_MIN_ARCS
+        ref = (_refine if threaded else _refine_1)(
+            lvl.indptr,
+            lvl.indices,
+            lvl.w,
+            lvl.k,
+            comm_g.astype(np.int32),
+            np.ascontiguousarray(a, np.float64),
+            verts,
+            self.resolution / self.m2,
+            self.theta,
+            self.key,
+            np.int64(salt),
+            num_threads() if threaded else 1,
+        )
+        ref_g = ref.astype(np.int64)
+        self.stats.rounds += 1
+        self._time("refine", t)
+        return ref_g, np.bincount(ref_g, lvl.k, minlength=n), np.bincount(ref_g, minlength=n)
 
     # ------------------------------------------------------------ CPM leave
     def leave(self, lvl, level, comm_g, a, size):
@@ -248,7 +285,7 @@ class _LeidenRun(_Run):
             alone, left = self.leave(lvl, level, comm_g, a, size)
             if not left:
                 break
-            nxt = self.move(lvl, level, alone)
+            nxt = self.move(lvl, level, alone, before=False)
             if nxt[4] <= q:
                 break
             comm_g, a, size, _, q, more, extra = nxt
@@ -283,7 +320,7 @@ class _LeidenRun(_Run):
         last, q_last, cut = None, None, False
         for _ in range(MAX_LEVELS):
             nv = lvl.n
-            moved = self.move(lvl, level, init)
+            moved = self.move(lvl, level, init, before=False)
             if cpm:
                 moved = self.settle(lvl, level, moved)
             comm_g, a, size, _, q, moves, sweeps = moved

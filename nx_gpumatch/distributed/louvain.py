@@ -76,7 +76,7 @@ from nx_gpumatch.community.schedule import (
 )
 from nx_gpumatch.cpu import njit, serial_builds
 from nx_gpumatch.cpu.leiden import _intra_weights
-from nx_gpumatch.cpu.louvain.aggregation import renumber
+from nx_gpumatch.cpu.louvain.aggregation import own_buffers, renumber
 from nx_gpumatch.cpu.louvain.engine import LouvainEngine
 from nx_gpumatch.cpu.louvain.moves import _best_move, _commit, _units, weighted_degrees
 from nx_gpumatch.cpu.louvain.moves import _inner_change as _charge
@@ -536,6 +536,7 @@ class _Run:
         self.m2 = 0.0
         # one rank: (level, the shared-memory engine that moved it), see move_alone
         self._alone = None
+        self._agg_tmp = None
 
     def _time(self, phase, t):
         now = time.perf_counter()
@@ -617,11 +618,13 @@ class _Run:
         q2 = self.quality(sums[0], a2)
         return (new, a2, size2, inner2), q2, int(sums[1]), sums[2:]
 
-    def move(self, lvl, level, init=None):
+    def move(self, lvl, level, init=None, before=True):
         """Local moving on a level from the partition ``init`` (a community id
         below n per local vertex, ghosts included; None: singletons):
         (community id of each local vertex, community weights and sizes,
-        modularity before and after, moves, sweeps).
+        modularity before and after, moves, sweeps). ``before`` False: the
+        modularity before is not needed (None on a rank alone, where it
+        would cost a pass over the arcs).
 
         After a sweep only the vertices with a neighbour that moved are due
         a look (as in the shared-memory sweeps); on levels below
@@ -629,7 +632,7 @@ class _Run:
         every vertex (community totals moved under the others), so one that
         skipped some is followed by one over all."""
         if self.comm.size == 1:
-            return self.move_alone(lvl, level, init)
+            return self.move_alone(lvl, level, init, before)
         st = self.stats
         t = time.perf_counter()
         nl = lvl.gids.shape[0]
@@ -700,7 +703,7 @@ class _Run:
         comm_g, a, size, _ = state
         return comm_g, a, size, q_start, q, moves, sweeps
 
-    def move_alone(self, lvl, level, init):
+    def move_alone(self, lvl, level, init, before):
         """:meth:`move` on a rank with no other (the level is the whole graph,
         local ids its vertex ids): the shared-memory engine's local moving
         (batched, threaded sweeps on large levels), in the order of the
@@ -720,9 +723,17 @@ class _Run:
             m2=self.m2,
             lead_sweeps=self.lead_sweeps(init),
             node_weights=lvl.k,
+            arc_buffers=self._arc_buffers(lvl.arcs),
         )
-        start = np.arange(n, dtype=np.int64) if init is None else np.asarray(init, np.int64)
-        q_start = self.quality(self.inner(lvl, start), np.bincount(start, lvl.k, minlength=n))
+        if init is None:  # singletons: no arc is inner
+            start = np.arange(n, dtype=np.int64)
+            q_start = self.quality(2.0 * float(lvl.loop.sum()), lvl.k)
+        else:
+            start = np.asarray(init, np.int64)
+            q_start = None
+            if before:
+                a0 = np.bincount(start, lvl.k, minlength=n)
+                q_start = self.quality(self.inner(lvl, start), a0)
         t = self._time("setup", t)
         comm, q, moves, sweeps = engine.move(start.astype(np.int32))
         self._alone = (lvl, engine)  # its aggregation builds the next level (see coarse)
@@ -733,6 +744,15 @@ class _Run:
         st.rounds += sweeps
         self._time("move", t)
         return comm_g, a, size, q_start, q, moves, int(moves > 0) * sweeps
+
+    def _arc_buffers(self, arcs):
+        """The aggregation's buffers for a level of ``arcs`` arcs: scratch kept
+        for the run (the first level's size: fresh pages at every level cost
+        as much as the merge), a new output each time (it becomes the next
+        level's arrays)."""
+        if self._agg_tmp is None or self._agg_tmp[0].shape[0] < arcs:
+            self._agg_tmp = (np.empty(arcs, np.int32), np.empty(arcs, np.float64))
+        return [self._agg_tmp, own_buffers()[2:]]
 
     def sweep_rule(self):
         """The shared-memory Louvain's sweep rule (:meth:`move_alone`)."""

@@ -77,7 +77,10 @@ class LouvainEngine(CommunityEngine):
     graph's own) continues a run begun on another graph (a level handed over
     by the GPU engine). ``node_weights`` (None: the weighted degrees) weigh
     the vertices in the gains instead, summed on aggregation: CPM's vertex
-    sizes (see :mod:`nx_gpumatch.community.quality`).
+    sizes (see :mod:`nx_gpumatch.community.quality`). ``arc_buffers``: the
+    (scratch, output) buffer pairs of :func:`aggregate`, for a caller that
+    builds an engine per level and keeps its buffers (None: made at the
+    first aggregation, as large as the input's arcs).
     """
 
     xp = np
@@ -96,6 +99,7 @@ class LouvainEngine(CommunityEngine):
         lead_sweeps=LEAD_SWEEPS,
         parallel_min_arcs=None,
         node_weights=None,
+        arc_buffers=None,
     ):
         n = indptr.shape[0] - 1
         k = weighted_degrees(indptr, w, loop)
@@ -126,7 +130,8 @@ class LouvainEngine(CommunityEngine):
         self._measured = None  # the thread floor, measured at most once a run
         self._pos = np.full((0, n), -1, np.int32)
         self._nchunks = 1
-        self._arc_bufs = None  # aggregation's buffers, made by the first aggregation
+        # aggregation's buffers, made by the first aggregation unless given
+        self._arc_bufs = arc_buffers
 
     def start(self):
         self.indptr, self.indices, self.w, self.loop, self.k, self.order, self.prio = self._input
