@@ -75,6 +75,7 @@ from nx_gpumatch.community.schedule import (
     degree_buckets,
 )
 from nx_gpumatch.cpu import njit, serial_builds
+from nx_gpumatch.cpu.csr import inverse_permutation, permute_rows
 from nx_gpumatch.cpu.leiden import _intra_weights
 from nx_gpumatch.cpu.louvain.aggregation import own_buffers, renumber
 from nx_gpumatch.cpu.louvain.engine import LouvainEngine
@@ -106,6 +107,9 @@ GHOST = np.int32(1)  # the commit batch of ghosts, and of every owned vertex's m
 # of ghost g (local ids), the tail of each of those arcs (``tail[q]`` of
 # ``arc[q]``), and which local vertices are owned.
 GhostArcs = collections.namedtuple("GhostArcs", "owned ptr arc tail")
+
+# A level relabelled for the shared-memory engine (see _Run._relabelled).
+Relabelled = collections.namedtuple("Relabelled", "indptr indices w loop k order new rank")
 
 # Wake a neighbour of a mover only once the move's charges exceed its margin
 # (False: every neighbour of a mover is looked at again).
@@ -536,6 +540,7 @@ class _Run:
         self.m2 = 0.0
         # one rank: (level, the shared-memory engine that moved it), see move_alone
         self._alone = None
+        self._relabel = None  # (level, its Relabelled), see _relabelled
         self._agg_tmp = None
 
     def _time(self, phase, t):
@@ -707,24 +712,10 @@ class _Run:
         """:meth:`move` on a rank with no other (the level is the whole graph,
         local ids its vertex ids): the shared-memory engine's local moving
         (batched, threaded sweeps on large levels), in the order of the
-        distributed sweeps; the same results as :meth:`move`."""
+        distributed sweeps."""
         st = self.stats
         t = time.perf_counter()
         n = lvl.gids.shape[0]
-        order = np.argsort(_keys(self.seed, level, lvl.gids), kind="stable")
-        engine = LouvainEngine(
-            lvl.indptr,
-            lvl.indices,
-            lvl.w,
-            lvl.loop,
-            self.sweep_rule(),
-            resolution=self.resolution,
-            order=order,
-            m2=self.m2,
-            lead_sweeps=self.lead_sweeps(init),
-            node_weights=lvl.k,
-            arc_buffers=self._arc_buffers(lvl.arcs),
-        )
         if init is None:  # singletons: no arc is inner
             start = np.arange(n, dtype=np.int64)
             q_start = self.quality(2.0 * float(lvl.loop.sum()), lvl.k)
@@ -734,16 +725,56 @@ class _Run:
             if before:
                 a0 = np.bincount(start, lvl.k, minlength=n)
                 q_start = self.quality(self.inner(lvl, start), a0)
+        g = self._relabelled(lvl, level)
+        engine = LouvainEngine(
+            g.indptr,
+            g.indices,
+            g.w,
+            g.loop,
+            self.sweep_rule(),
+            resolution=self.resolution,
+            order=g.order,
+            m2=self.m2,
+            lead_sweeps=self.lead_sweeps(init),
+            node_weights=g.k,
+            arc_buffers=self._arc_buffers(lvl.arcs),
+        )
         t = self._time("setup", t)
-        comm, q, moves, sweeps = engine.move(start.astype(np.int32))
-        self._alone = (lvl, engine)  # its aggregation builds the next level (see coarse)
-        comm_g = comm.astype(np.int64)
+        init32 = (start if g.rank is None else g.rank[start][g.new]).astype(np.int32)
+        comm, q, moves, sweeps = engine.move(init32)
+        # its aggregation builds the next level (see coarse)
+        self._alone = (lvl, engine, g.new)
+        comm_g = (comm if g.rank is None else g.new[comm][g.rank]).astype(np.int64)
         a = np.bincount(comm_g, lvl.k, minlength=n)
         size = np.bincount(comm_g, minlength=n)
         st.sweeps += sweeps
         st.rounds += sweeps
         self._time("move", t)
         return comm_g, a, size, q_start, q, moves, int(moves > 0) * sweeps
+
+    def _relabelled(self, lvl, level):
+        """The level for :meth:`move_alone`: on levels of SEQUENTIAL_ARCS arcs
+        or more relabelled so that the i-th vertex of the sweep order becomes
+        vertex i, as the shared-memory front ends do (sweeps then read rows
+        front to back; ties fall as under the order, so the moves are the
+        same): (indptr, indices, w, loop, k, order for the engine (None: by
+        id), new (old id of each new vertex), rank (its inverse)); new and
+        rank None where it keeps its ids. Kept for the level (Leiden moves
+        it again)."""
+        if self._relabel is not None and self._relabel[0] is lvl:
+            return self._relabel[1]
+        order = np.argsort(_keys(self.seed, level, lvl.gids), kind="stable").astype(np.int32)
+        if lvl.arcs < SEQUENTIAL_ARCS:
+            g = Relabelled(lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.k, order, None, None)
+        else:
+            n = order.shape[0]
+            rank = inverse_permutation(order, n, 0)
+            ptr = np.zeros(n + 1, np.int64)
+            np.cumsum(np.diff(lvl.indptr)[order], out=ptr[1:])
+            indices, w = permute_rows(lvl.indptr, lvl.indices, lvl.w, order, rank, ptr)
+            g = Relabelled(ptr, indices, w, lvl.loop[order], lvl.k[order], None, order, rank)
+        self._relabel = (lvl, g)
+        return g
 
     def _arc_buffers(self, arcs):
         """The aggregation's buffers for a level of ``arcs`` arcs: scratch kept
@@ -803,11 +834,11 @@ class _Run:
         alone = self._alone
         if P == 1 and alone is not None and alone[0] is lvl:
             # the shared-memory engine's (threaded) aggregation of its level
-            engine = alone[1]
-            cid32 = cid.astype(np.int32)
+            engine, new = alone[1], alone[2]
+            cid32 = (cid if new is None else cid[new]).astype(np.int32)
             engine.aggregate(cid32, renumber(cid32))
             rptr, heads, aw, rloop = engine.indptr, engine.indices, engine.w, engine.loop
-            self._alone = None
+            self._alone = self._relabel = None
         else:
             rptr, heads, aw, rloop = _community_rows(
                 lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.owned_ids, cid, K
