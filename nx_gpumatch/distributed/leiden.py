@@ -34,6 +34,10 @@ A level is
 3. aggregation on the refined partition; each new vertex starts the next
    level in the community of P that holds it.
 
+A rank alone (one rank) runs the shared-memory Leiden's steps on its graph:
+local moving and aggregation as the distributed Louvain's rank alone, and
+the refinement kernel as it is, a lane of communities per thread.
+
 Between levels the loop is the shared-memory one
 (:func:`nx_gpumatch.community.levels.leiden`): a pass ends once local moving
 leaves every vertex of a level alone, a level whose refinement merges

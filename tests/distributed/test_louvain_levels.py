@@ -105,3 +105,39 @@ def test_ghost_arcs_and_owned_rows():
     assert np.array_equal(np.diff(optr), np.where(keep, np.diff(indptr), 0))
     assert np.array_equal(oidx, idx[sel]) and np.array_equal(ow, w[sel])
     assert oidx.dtype == np.int32
+
+
+def test_one_rank_runs_the_shared_engine_the_same_for_any_threads():
+    """One rank moves, refines and aggregates with the shared-memory kernels,
+    threaded on large levels and relabelled in the sweep order: the labels
+    do not depend on the thread count, and the relabelling changes no move."""
+    import numba
+
+    from nx_gpumatch import distributed as D
+
+    part = D.rmat_edges(14, 8, seed=5)  # 260k arcs: batched, threaded, relabelled
+    calls = (
+        lambda: D.louvain_communities(part, seed=2),
+        lambda: D.leiden_communities(part, seed=2),
+        lambda: D.leiden_communities(part, seed=2, metric="cpm", resolution=0.05),
+    )
+    before = numba.get_num_threads()
+    got = {}
+    try:
+        for t in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(t)
+            got[t] = [call() for call in calls]
+    finally:
+        numba.set_num_threads(before)
+    for runs in zip(*got.values()):
+        assert all(np.array_equal(r.labels, runs[0].labels) for r in runs)
+    assert all(r.connected() for r in got[1][1:])
+    # the same first level without the relabelling
+    first = D.louvain_communities(part, seed=2, max_level=1).labels
+    saved = L.SEQUENTIAL_ARCS
+    L.SEQUENTIAL_ARCS = 1 << 62
+    try:
+        plain = D.louvain_communities(part, seed=2, max_level=1).labels
+    finally:
+        L.SEQUENTIAL_ARCS = saved
+    assert np.array_equal(first, plain)
