@@ -754,7 +754,8 @@ class _Run:
 
     def _relabelled(self, lvl, level):
         """The level for :meth:`move_alone`: on levels of SEQUENTIAL_ARCS arcs
-        or more relabelled so that the i-th vertex of the sweep order becomes
+        or more, with a seed (else the order is by id already), relabelled so
+        that the i-th vertex of the sweep order becomes
         vertex i, as the shared-memory front ends do (sweeps then read rows
         front to back; ties fall as under the order, so the moves are the
         same): (indptr, indices, w, loop, k, order for the engine (None: by
@@ -764,7 +765,7 @@ class _Run:
         if self._relabel is not None and self._relabel[0] is lvl:
             return self._relabel[1]
         order = np.argsort(_keys(self.seed, level, lvl.gids), kind="stable").astype(np.int32)
-        if lvl.arcs < SEQUENTIAL_ARCS:
+        if lvl.arcs < SEQUENTIAL_ARCS or self.seed is None:  # no seed: the order is by id
             g = Relabelled(lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.k, order, None, None)
         else:
             n = order.shape[0]
