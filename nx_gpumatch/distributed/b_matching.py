@@ -44,7 +44,7 @@ from nx_gpumatch.distributed._comm import (
     wait,
     wait_all,
 )
-from nx_gpumatch.distributed.partition import Partition, int_ids, partition_edges
+from nx_gpumatch.distributed.partition import Partition, int_ids, partition_edges, small_call
 from nx_gpumatch.distributed.result import DistributedMatching, Stats
 
 __all__ = ["b_matching", "as_partition"]
@@ -214,7 +214,7 @@ def b_matching(
     t_part = time.perf_counter() - t0
     bl = check(comm, _b_local, b, p)
     same(comm, "b", check(comm, _b_shared, b, p.num_nodes), unless_none=True)
-    with cpu.threads(threads):
+    with small_call(p, "b_matching", threads) or cpu.threads(threads):
         res = abort_on_error(
             comm, _run, p, bl, comm, ordering, vertex_subsets, b_subset, partial_sort
         )

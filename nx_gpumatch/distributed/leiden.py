@@ -53,6 +53,7 @@ and R = gamma * m2 for CPM. Every decision depends only on the input, the
 seed and the number of ranks, so two runs give the same labels.
 """
 
+import contextlib
 import time
 
 import numpy as np
@@ -104,6 +105,7 @@ from nx_gpumatch.distributed.louvain import (
     intra_weights,
     weighted_partition,
 )
+from nx_gpumatch.distributed.partition import small_call
 
 __all__ = ["leiden_communities"]
 
@@ -530,9 +532,10 @@ def leiden_communities(
     seed = None if seed is None else int(seed)
     run = _LeidenRun(comm, resolution, seed, stats, metric, theta)
     max_passes = MAX_PASSES if passes is None else int(passes)
-    vertices, labels, q = abort_on_error(
-        comm, _leiden, run, p, max_level, max_passes, pass_rel_tol_of(metric, None)
-    )
+    with small_call(p, "leiden") or contextlib.nullcontext():
+        vertices, labels, q = abort_on_error(
+            comm, _leiden, run, p, max_level, max_passes, pass_rel_tol_of(metric, None)
+        )
     stats.finish(comm)
     n = p.num_nodes
     value = quality.quality(metric, q, run.m2, resolution, n)

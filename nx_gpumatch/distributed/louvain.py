@@ -59,6 +59,7 @@ applied in rank order; so two runs give the same labels.
 """
 
 import collections
+import contextlib
 import time
 
 import numpy as np
@@ -96,7 +97,7 @@ from nx_gpumatch.distributed._comm import (
 )
 from nx_gpumatch.distributed.b_matching import as_partition
 from nx_gpumatch.distributed.communities import CommunityStats, DistributedCommunities
-from nx_gpumatch.distributed.partition import block_size
+from nx_gpumatch.distributed.partition import block_size, small_call
 
 __all__ = ["louvain_communities"]
 
@@ -1025,6 +1026,7 @@ def louvain_communities(
     stats = CommunityStats()
     p = weighted_partition(comm, part, stats, num_nodes, owner, duplicates)
     run = _Run(comm, resolution, threshold, None if seed is None else int(seed), stats)
-    vertices, labels, q = abort_on_error(comm, _run, run, p, max_level)
+    with small_call(p, "louvain") or contextlib.nullcontext():
+        vertices, labels, q = abort_on_error(comm, _run, run, p, max_level)
     stats.finish(comm)
     return DistributedCommunities(p, vertices, labels, q, run.resolution, stats, comm)

@@ -17,6 +17,7 @@ from nx_gpumatch.distributed._comm import (
     same,
 )
 from nx_gpumatch.distributed.b_matching import as_partition, b_matching
+from nx_gpumatch.distributed.partition import small_call
 from nx_gpumatch.distributed.result import DistributedMatching, Stats
 
 __all__ = ["max_weight_matching"]
@@ -70,7 +71,7 @@ def max_weight_matching(
     )
     t_part = time.perf_counter() - t0
 
-    with cpu.threads(threads):
+    with small_call(p, "matching", threads) or cpu.threads(threads):
         res = abort_on_error(comm, _local_max, p, comm)
     res.stats.times["partition"] = t_part
     res.stats.finish(comm)

@@ -16,6 +16,7 @@ import numpy as np
 
 from nx_gpumatch.distributed._comm import (
     agree,
+    allreduce,
     allreduce_max,
     alltoallv,
     alltoallv_grouped,
@@ -145,6 +146,25 @@ class Partition:
             comm.size, graph.indptr, graph.indices, owned, owner
         )
         self.neighbours = sorted(self.ghosts_of)
+
+
+def small_call(p, family, threads=None):
+    """``cpu.run(family, ...)``, with the kernels interpreted while they are
+    neither compiled here nor in the disk cache, where the graph of ``p`` has
+    at most ``cpu.INTERPRET_MAX[family]`` edges on all ranks together, as the
+    shared-memory front ends run small inputs: a job's first call on a small
+    graph then waits for no compilation. None elsewhere (the caller's own
+    thread rule applies). Every rank takes the same choice (collective)."""
+    from nx_gpumatch import cpu
+
+    g = p.graph
+    arcs = g.indptr[p.owned_ids + 1] - g.indptr[p.owned_ids]
+    mine = np.array([int(arcs.sum()), int(not cpu.should_interpret(family, 0))], np.int64)
+    arcs, refused = allreduce(p.comm, mine, "sum", "the edge count")
+    edges = int(arcs) // 2
+    if refused or not cpu.should_interpret(family, edges):
+        return None
+    return cpu.run(family, edges, threads, True)
 
 
 def partition_edges(

@@ -1,10 +1,11 @@
 """Compile the distributed engine's kernels ahead of a job's first call.
 
-The distributed functions have no interpreted path for small inputs: a job's
-first call on an empty Numba cache waits for compilation (about 15 s for
-``b_matching`` on 2 ranks). :func:`run` calls every distributed function on a
-small graph and, with ``large``, on one past the thresholds for threads,
-which compiles and caches what real calls use on this many ranks. Some
+Small inputs run the kernels interpreted while they are not compiled (as the
+shared-memory functions do), but a job's first call on a larger graph with
+an empty Numba cache waits for compilation (about 15 s for ``b_matching`` on
+2 ranks). :func:`run` calls every distributed function compiled on a small
+graph and, with ``large``, on one past the thresholds for threads, which
+compiles and caches what real calls use on this many ranks. Some
 kernels run only where ranks exchange messages, so a warm-up for jobs of
 several ranks must itself run on at least two: ``nx-gpumatch warmup
 distributed`` runs it in this process (one rank) and then, where an mpiexec
@@ -35,12 +36,14 @@ def run(comm, large=False):
     """Call every distributed function once on ``comm`` (collective): on 1,000
     vertices and 8,000 edges, or with ``large`` on 40,000 and 120,000 (past
     the engine's thresholds for threads)."""
+    from nx_gpumatch import cpu
     from nx_gpumatch.distributed.io import random_edges
 
     n, m = (40_000, 120_000) if large else (1_000, 8_000)
     edges = random_edges(n, m, seed=1, comm=comm)
-    for call in _calls(edges, comm).values():
-        call()
+    with cpu.interpreted(False):  # compile, even where small calls run interpreted
+        for call in _calls(edges, comm).values():
+            call()
 
 
 def on_two_ranks(timeout=900, env=None):

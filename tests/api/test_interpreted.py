@@ -423,6 +423,28 @@ def test_distributed_kernels_one_rank():
     assert all(mate.tolist() == ref_mate for mate in mates)
 
 
+def test_distributed_communities_one_rank():
+    """One rank's Louvain and Leiden (the shared-memory engine's steps, and the
+    distributed set-up and labels around them) give the same labels
+    interpreted as compiled."""
+    pytest.importorskip("mpi4py")
+    from nx_gpumatch import distributed as D
+
+    edges = D.random_edges(300, 1500, seed=3)
+    calls = [
+        lambda: D.louvain_communities(edges, seed=2),
+        lambda: D.leiden_communities(edges, seed=2),
+        lambda: D.leiden_communities(edges, seed=2, metric="cpm", resolution=0.05),
+    ]
+    for call in calls:
+        with cpu.interpreted(False):
+            ref = call()
+        with cpu.interpreted():
+            got = call()
+        assert got.labels.tolist() == ref.labels.tolist()
+        assert got.quality_found == ref.quality_found
+
+
 def test_counter_hash_wraps_as_compiled():
     from nx_gpumatch.cpu.random import counter_hash, mix64
 

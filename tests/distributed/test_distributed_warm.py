@@ -34,10 +34,13 @@ if comm.rank == 0:
 
 def test_a_job_after_the_warm_up_compiles_nothing(tmp_path):
     # an empty cache of this test's own: the warm-up alone must fill it
-    env = dict(os.environ, NX_GPUMATCH_CACHE_DIR=str(tmp_path / "cache"))
+    # and small calls interpreted, as users have them: the warm-up compiles anyway
+    env = dict(
+        os.environ, NX_GPUMATCH_CACHE_DIR=str(tmp_path / "cache"), NX_GPUMATCH_INTERPRET_SMALL="1"
+    )
     env.pop("NUMBA_CACHE_DIR", None)
     assert warm.on_two_ranks(env=env)
-    env["NUMBA_DEBUG_CACHE"] = "1"
+    env.update(NUMBA_DEBUG_CACHE="1", NX_GPUMATCH_INTERPRET_SMALL="0")  # the job: all compiled
     out = run_mpi(3, ["-c", JOB], timeout=600, env=env)
     assert out.returncode == 0 and "job done" in out.stdout, out.stderr[-3000:]
     compiled = sorted(
@@ -45,3 +48,24 @@ def test_a_job_after_the_warm_up_compiles_nothing(tmp_path):
     )
     assert not compiled, "compiled by the job's first calls:\n" + "\n".join(compiled)
     assert any("data loaded from" in ln for ln in out.stdout.splitlines())  # the cache was used
+
+
+SMALL = JOB.replace("3_000, 20_000", "400, 2_000")
+
+
+def test_small_first_calls_compile_nothing(tmp_path):
+    """Without a warm-up, a job's first calls on a small graph run the kernels
+    interpreted and compile none (the first call waits for no compiler)."""
+    env = dict(
+        os.environ,
+        NX_GPUMATCH_CACHE_DIR=str(tmp_path / "cache"),
+        NX_GPUMATCH_INTERPRET_SMALL="1",
+        NUMBA_DEBUG_CACHE="1",
+    )
+    env.pop("NUMBA_CACHE_DIR", None)
+    out = run_mpi(2, ["-c", SMALL], timeout=600, env=env)
+    assert out.returncode == 0 and "job done" in out.stdout, out.stderr[-3000:]
+    compiled = sorted(
+        {ln.split("data saved to")[1] for ln in out.stdout.splitlines() if "data saved to" in ln}
+    )
+    assert not compiled, "compiled by small first calls:\n" + "\n".join(compiled)
