@@ -12,6 +12,15 @@ from nx_gpumatch.distributed._comm import (
 
 __all__ = ["DistributedCommunities", "CommunityStats"]
 
+
+def squares(x):
+    """The sum of the squares of ``x``, without BLAS: its threads spin on
+    after each call and take the core from the rank beside them (two ranks on
+    two cores: Louvain 5.3-5.6 s with ``np.dot`` per round, 3.5-3.7 s with
+    one BLAS thread, on a 200k-vertex graph)."""
+    return float(np.einsum("i,i->", x, x))
+
+
 COUNTS = ("ghost_updates", "aggregation_rows", "label_queries", "bytes")
 PHASES = ("partition", "setup", "move", "refine", "communicate", "aggregate", "labels")
 
@@ -133,7 +142,7 @@ class DistributedCommunities:
             resolution = self.resolution if self.metric == "modularity" else 1.0
         if m == 0:
             return 0.0
-        return float(inner / m - float(resolution) * float(np.dot(vol, vol)) / (4 * m * m))
+        return float(inner / m - float(resolution) * squares(vol) / (4 * m * m))
 
     def cpm(self, resolution=None):
         """networkx's ``constant_potts_model`` of the labels on the input
@@ -142,7 +151,7 @@ class DistributedCommunities:
         gamma * n_C**2 / 2 for each community C."""
         inner, _, _, sizes = self._sums()
         gamma = self.resolution if resolution is None else float(resolution)
-        return float(inner - gamma * float(np.dot(sizes, sizes)) / 2.0)
+        return float(inner - gamma * squares(sizes) / 2.0)
 
     def connected(self):
         """True if every community induces a connected subgraph of the input

@@ -96,7 +96,11 @@ from nx_gpumatch.distributed._comm import (
     same,
 )
 from nx_gpumatch.distributed.b_matching import as_partition
-from nx_gpumatch.distributed.communities import CommunityStats, DistributedCommunities
+from nx_gpumatch.distributed.communities import (
+    CommunityStats,
+    DistributedCommunities,
+    squares,
+)
 from nx_gpumatch.distributed.partition import block_size, small_call
 
 __all__ = ["louvain_communities"]
@@ -569,7 +573,7 @@ class _Run:
         return float(intra.sum()) + 2.0 * float(lvl.loop[lvl.owned_ids].sum())
 
     def quality(self, inner, a):
-        return inner / self.m2 - self.resolution * float(np.dot(a, a)) / (self.m2 * self.m2)
+        return inner / self.m2 - self.resolution * squares(a) / (self.m2 * self.m2)
 
     def exchange(self, lvl, nb, old, new):
         """Send the boundary vertices whose community changed to the ranks
