@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from nx_gpumatch import cpu
 from nx_gpumatch.distributed._comm import (
     agree,
     allreduce,
@@ -155,8 +156,6 @@ def small_call(p, family, threads=None):
     shared-memory front ends run small inputs: a job's first call on a small
     graph then waits for no compilation. None elsewhere (the caller's own
     thread rule applies). Every rank takes the same choice (collective)."""
-    from nx_gpumatch import cpu
-
     g = p.graph
     arcs = g.indptr[p.owned_ids + 1] - g.indptr[p.owned_ids]
     mine = np.array([int(arcs.sum()), int(not cpu.should_interpret(family, 0))], np.int64)

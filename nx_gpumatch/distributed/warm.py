@@ -14,6 +14,8 @@ is found, under ``mpiexec -n 2`` (``python -m nx_gpumatch.distributed.warm``).
 
 import sys
 
+from nx_gpumatch import cpu
+
 __all__ = ["run", "on_two_ranks", "main"]
 
 
@@ -36,7 +38,6 @@ def run(comm, large=False):
     """Call every distributed function once on ``comm`` (collective): on 1,000
     vertices and 8,000 edges, or with ``large`` on 40,000 and 120,000 (past
     the engine's thresholds for threads)."""
-    from nx_gpumatch import cpu
     from nx_gpumatch.distributed.io import random_edges
 
     n, m = (40_000, 120_000) if large else (1_000, 8_000)
