@@ -94,15 +94,13 @@ from nx_gpumatch.distributed._comm import (
     get_comm,
     same,
 )
+from nx_gpumatch.distributed._levels import _Level, compact_ids, intra_weights
 from nx_gpumatch.distributed.communities import CommunityStats, DistributedCommunities
 from nx_gpumatch.distributed.louvain import (
     _check_params,
     _keys,
-    _Level,
     _mix,
     _Run,
-    compact_ids,
-    intra_weights,
     weighted_partition,
 )
 from nx_gpumatch.distributed.partition import small_call

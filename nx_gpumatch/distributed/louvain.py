@@ -39,7 +39,8 @@ levels: blocks of the dense community ids). A level is:
   pairs as 16-byte rows grouped by the owner of their tail's community
   (blocks of the dense ids), and the owners merge what they receive
   (counting sort by tail, then the same accumulator), never holding more
-  than a few arrays of the rows they send or get. With one rank the
+  than a few arrays of the rows they send or get (the kernels are in
+  ``_levels``, with the level's graph). With one rank the
   shared-memory engine's aggregation of the level it moved is the coarse
   graph.
 
@@ -75,12 +76,11 @@ from nx_gpumatch.community.schedule import (
     community_options,
     degree_buckets,
 )
-from nx_gpumatch.cpu import njit, serial_builds
+from nx_gpumatch.cpu import njit
 from nx_gpumatch.cpu.csr import inverse_permutation, permute_rows
-from nx_gpumatch.cpu.leiden import _intra_weights
 from nx_gpumatch.cpu.louvain.aggregation import own_buffers, renumber
 from nx_gpumatch.cpu.louvain.engine import LouvainEngine
-from nx_gpumatch.cpu.louvain.moves import _best_move, _commit, _units, weighted_degrees
+from nx_gpumatch.cpu.louvain.moves import _best_move, _commit, _units
 from nx_gpumatch.cpu.louvain.moves import _inner_change as _charge
 from nx_gpumatch.cpu.louvain.state import Level, MoveState, Scratch
 from nx_gpumatch.distributed._comm import (
@@ -95,6 +95,14 @@ from nx_gpumatch.distributed._comm import (
     get_comm,
     same,
 )
+from nx_gpumatch.distributed._levels import (
+    _community_rows,
+    _Level,
+    _merge_coarse,
+    _pack_coarse,
+    compact_ids,
+    intra_weights,
+)
 from nx_gpumatch.distributed.b_matching import as_partition
 from nx_gpumatch.distributed.communities import (
     CommunityStats,
@@ -105,13 +113,7 @@ from nx_gpumatch.distributed.partition import block_size, small_call
 
 __all__ = ["louvain_communities"]
 
-(_intra_serial,) = serial_builds(_intra_weights)  # one rank, one thread
 GHOST = np.int32(1)  # the commit batch of ghosts, and of every owned vertex's move
-
-# The arcs of owned rows into each ghost: arc positions ``arc[ptr[g]:ptr[g + 1]]``
-# of ghost g (local ids), the tail of each of those arcs (``tail[q]`` of
-# ``arc[q]``), and which local vertices are owned.
-GhostArcs = collections.namedtuple("GhostArcs", "owned ptr arc tail")
 
 # A level relabelled for the shared-memory engine (see _Run._relabelled).
 Relabelled = collections.namedtuple("Relabelled", "indptr indices w loop k order new rank")
@@ -222,273 +224,6 @@ def _round_change(lv, g, old, new, changed, active):
                 if mark[x] == 0:
                     d += w[p] * (np.float64(new[x] == new[v]) - np.float64(old[x] == old[v]))
     return d
-
-
-@njit(cache=True)
-def _community_rows(indptr, indices, w, loop, verts, cid, K):
-    """The rows of the owned vertices ``verts`` merged per pair of
-    communities (dense ids ``cid`` per local vertex, K of them): CSR over
-    the K communities (ptr, heads, summed weights) and each community's
-    self-loop weight (an inner arc counts half, a self-loop whole). Members
-    are taken in the order of ``verts``, arcs in row order, heads in order
-    of first appearance in their community: the same sums on every run."""
-    n = verts.shape[0]
-    cnt = np.zeros(K + 1, np.int64)
-    for i in range(n):
-        cnt[cid[verts[i]] + 1] += 1
-    for x in range(K):
-        cnt[x + 1] += cnt[x]
-    members = np.empty(n, np.int64)
-    fill = cnt[:K].copy()
-    for i in range(n):
-        x = cid[verts[i]]
-        members[fill[x]] = verts[i]
-        fill[x] += 1
-    pos = np.full(K, -1, np.int64)
-    heads = np.empty(indices.shape[0], np.int64)
-    ws = np.empty(indices.shape[0], np.float64)
-    ptr = np.zeros(K + 1, np.int64)
-    loops = np.zeros(K, np.float64)
-    k = 0
-    for x in range(K):
-        start = k
-        for q in range(cnt[x], cnt[x + 1]):
-            v = members[q]
-            loops[x] += loop[v]
-            for p in range(indptr[v], indptr[v + 1]):
-                y = cid[indices[p]]
-                if y == x:
-                    loops[x] += 0.5 * w[p]
-                elif pos[y] < start:
-                    pos[y] = k
-                    heads[k] = y
-                    ws[k] = w[p]
-                    k += 1
-                else:
-                    ws[pos[y]] += w[p]
-        ptr[x + 1] = k
-    return ptr, heads[:k], ws[:k], loops
-
-
-@njit(cache=True)
-def _pack_coarse(rptr, heads, aw, loops, block, nranks):
-    """The merged rows of :func:`_community_rows` as rows to send to the
-    owners of their tails' communities (``x // block``): ((k, 2) int64 rows,
-    ``x << 32 | y`` and the weight's bits; the rows per rank). Community by
-    community, so grouped by owner; each self-loop as an arc x -> x of
-    twice its weight (which the owner counts half)."""
-    K = loops.shape[0]
-    counts = np.zeros(nranks, np.int64)
-    for x in range(K):
-        counts[x // block] += rptr[x + 1] - rptr[x] + (loops[x] != 0.0)
-    rows = np.empty((rptr[K] + np.count_nonzero(loops), 2), np.int64)
-    wv = rows.view(np.float64)
-    i = 0
-    for x in range(K):
-        for p in range(rptr[x], rptr[x + 1]):
-            rows[i, 0] = (np.int64(x) << 32) | heads[p]
-            wv[i, 1] = aw[p]
-            i += 1
-        if loops[x] != 0.0:
-            rows[i, 0] = (np.int64(x) << 32) | x
-            wv[i, 1] = 2.0 * loops[x]
-            i += 1
-    return rows, counts
-
-
-@njit(cache=True)
-def _merge_coarse(rows, lo, hi, K):
-    """The rows of the coarse vertices [lo, hi) from the received ``rows``
-    (:func:`_pack_coarse`'s, x in [lo, hi)) merged as :func:`_community_rows`
-    merges arcs: (indptr, heads, summed weights, self-loop weight per row),
-    each row's arcs in the order received (a counting sort by tail), heads
-    in order of first appearance; an arc x -> x counts half."""
-    nrow = hi - lo
-    m = rows.shape[0]
-    wv = rows.view(np.float64)
-    cnt = np.zeros(nrow + 1, np.int64)
-    for i in range(m):
-        cnt[(rows[i, 0] >> 32) - lo + 1] += 1
-    for x in range(nrow):
-        cnt[x + 1] += cnt[x]
-    fill = cnt[:nrow].copy()
-    order = np.empty(m, np.int64)
-    for i in range(m):
-        x = (rows[i, 0] >> 32) - lo
-        order[fill[x]] = i
-        fill[x] += 1
-    pos = np.full(K, -1, np.int64)
-    heads = np.empty(m, np.int64)
-    ws = np.empty(m, np.float64)
-    ptr = np.zeros(nrow + 1, np.int64)
-    loops = np.zeros(nrow, np.float64)
-    k = 0
-    for x in range(nrow):
-        start = k
-        for q in range(cnt[x], cnt[x + 1]):
-            i = order[q]
-            y = rows[i, 0] & 0xFFFFFFFF
-            if y == x + lo:
-                loops[x] += 0.5 * wv[i, 1]
-            elif pos[y] < start:
-                pos[y] = k
-                heads[k] = y
-                ws[k] = wv[i, 1]
-                k += 1
-            else:
-                ws[pos[y]] += wv[i, 1]
-        ptr[x + 1] = k
-    return ptr, heads[:k], ws[:k], loops
-
-
-@njit(cache=True)
-def _ghost_arcs(indptr, indices, owned):
-    """The arcs of owned rows into ghosts, by ghost: (ptr over the local
-    vertices, arc positions ascending per ghost, each one's tail as int32)."""
-    nl = indptr.shape[0] - 1
-    ptr = np.zeros(nl + 1, np.int64)
-    for v in range(nl):
-        for p in range(indptr[v], indptr[v + 1]):
-            if not owned[indices[p]]:
-                ptr[indices[p] + 1] += 1
-    for v in range(nl):
-        ptr[v + 1] += ptr[v]
-    fill = ptr[:nl].copy()
-    arc = np.empty(ptr[nl], np.int64)
-    tail = np.empty(ptr[nl], np.int32)
-    for v in range(nl):
-        for p in range(indptr[v], indptr[v + 1]):
-            j = indices[p]
-            if not owned[j]:
-                arc[fill[j]] = p
-                tail[fill[j]] = v
-                fill[j] += 1
-    return ptr, arc, tail
-
-
-@njit(cache=True)
-def _owned_rows(indptr, indices, weights, owned):
-    """The rows of the owned vertices (arcs of other rows dropped): (indptr,
-    indices as int32, weights)."""
-    nl = indptr.shape[0] - 1
-    out = np.zeros(nl + 1, np.int64)
-    for v in range(nl):
-        out[v + 1] = out[v] + (indptr[v + 1] - indptr[v] if owned[v] else 0)
-    idx = np.empty(out[nl], np.int32)
-    w = np.empty(out[nl], np.float64)
-    for v in range(nl):
-        if owned[v]:
-            q = out[v]
-            for p in range(indptr[v], indptr[v + 1]):
-                idx[q] = indices[p]
-                w[q] = weights[p]
-                q += 1
-    return out, idx, w
-
-
-@njit(cache=True)
-def _boundary_pairs(indptr, indices, owner, owned, nranks):
-    """(rank, vertex) for each owned vertex with a neighbour owned by another
-    rank, once per such rank: by vertex, the ranks in order of first
-    appearance in its row (one pass over the rows, a mark per rank)."""
-    n = indptr.shape[0] - 1
-    last = np.full(nranks, -1, np.int64)
-    ranks = np.empty(indices.shape[0], np.int64)
-    verts = np.empty(indices.shape[0], np.int64)
-    k = 0
-    for v in range(n):
-        for p in range(indptr[v], indptr[v + 1]):
-            j = indices[p]
-            if owned[j]:
-                continue
-            r = owner[j]
-            if last[r] != v:
-                last[r] = v
-                ranks[k] = r
-                verts[k] = v
-                k += 1
-    return ranks[:k], verts[:k]
-
-
-def intra_weights(lvl, comm_g):
-    """Each local vertex's arc weight into its own community of ``comm_g``
-    (ghosts: 0), in one pass over the rows."""
-    out = np.empty(lvl.gids.shape[0], np.float64)
-    _intra_serial(lvl.indptr, lvl.indices, lvl.w, comm_g, out)
-    return out
-
-
-def compact_ids(values, n):
-    """(the distinct values, sorted; each value's index among them as int32)
-    of integers in [0, n): a mark per id, O(n + len(values)), where a sort
-    or hash of the values costs more (they run to millions per round)."""
-    mark = np.zeros(n, bool)
-    mark[values] = True
-    pos = np.cumsum(mark, dtype=np.int32)
-    pos -= 1
-    return np.flatnonzero(mark), pos[values]
-
-
-# ---------------------------------------------------------------- levels
-class _Level:
-    """This rank's share of one level's graph: local vertices (owned and
-    ghosts) by global id ascending, CSR rows of the owned ones (ghost rows
-    are empty), self-loops and vertex weights ``k`` (owned; None: the
-    weighted degrees), each local vertex's owner, the neighbour ranks and the
-    boundary vertices each one sees. ``block``: the block size of the level's
-    partition (None: level 0, whose partition may be any)."""
-
-    def __init__(self, n, gids, owned_ids, owner, indptr, indices, w, loop, block=None, k=None):
-        self.n = int(n)
-        self.gids = gids
-        self.owned_ids = owned_ids.astype(np.int32, copy=False)
-        self.owner = owner.astype(np.int64, copy=False)
-        self.indptr = indptr.astype(np.int64, copy=False)
-        self.indices = indices.astype(np.int32, copy=False)
-        self.w = np.ascontiguousarray(w, np.float64)
-        self.loop = np.ascontiguousarray(loop, np.float64)
-        self.degrees = weighted_degrees(self.indptr, self.w, self.loop)
-        self.k = self.degrees if k is None else np.ascontiguousarray(k, np.float64)
-        self.block = block
-        nl = gids.shape[0]
-        owned = np.zeros(nl, bool)
-        owned[self.owned_ids] = True
-        self.owned = owned
-        self.neighbours = sorted(set(self.owner[~owned].tolist()))
-        self.boundary = {}
-        if self.neighbours:  # else no ghost: no boundary, no arc into a ghost
-            top = int(self.owner.max()) + 1
-            ranks, verts = _boundary_pairs(self.indptr, self.indices, self.owner, owned, top)
-            # each rank's vertices ascending: a stable sort by rank of pairs in vertex order
-            o = np.argsort(ranks, kind="stable")
-            ranks, verts = ranks[o], verts[o]
-            cuts = np.searchsorted(ranks, self.neighbours + [top])
-            self.boundary = {r: verts[cuts[i] : cuts[i + 1]] for i, r in enumerate(self.neighbours)}
-            self.ghost_arcs = GhostArcs(owned, *_ghost_arcs(self.indptr, self.indices, owned))
-        else:
-            none = np.zeros(0, np.int64)
-            self.ghost_arcs = GhostArcs(
-                owned, np.zeros(nl + 1, np.int64), none, none.astype(np.int32)
-            )
-
-    def tails(self):
-        """Each arc's tail (local ids; built on demand: an int per arc)."""
-        nl = self.gids.shape[0]
-        return np.repeat(np.arange(nl, dtype=np.int32), np.diff(self.indptr))
-
-    @property
-    def arcs(self):
-        return int(self.indices.shape[0])
-
-    @classmethod
-    def from_partition(cls, p, k=None):
-        """Level 0 from a :class:`Partition`: its owned rows (both arcs of an
-        edge between owned vertices, one of a cut edge); ``k`` as in the
-        constructor."""
-        g = p.graph
-        indptr, indices, w = _owned_rows(g.indptr, g.indices, g.weights, p.owned)
-        loop = np.where(p.owned, p.loops, 0.0)
-        return cls(p.num_nodes, p.gids, p.owned_ids, p.owner, indptr, indices, w, loop, k=k)
 
 
 def _keys(seed, level, gids):

@@ -5,6 +5,7 @@ ghosts, and the owned rows of level 0."""
 import numpy as np
 import pytest
 
+from nx_gpumatch.distributed import _levels as LV
 from nx_gpumatch.distributed import louvain as L
 
 
@@ -45,8 +46,8 @@ def test_pack_and_merge_equal_one_merge(nranks, seed):
     sent = []
     for (indptr, idx, w, loop, owned), cid in zip(levels, cids):
         own = np.flatnonzero(owned)
-        rptr, heads, aw, rloop = L._community_rows(indptr, idx, w, loop, own, cid, K)
-        rows, counts = L._pack_coarse(rptr, heads, aw, rloop, block, nranks)
+        rptr, heads, aw, rloop = LV._community_rows(indptr, idx, w, loop, own, cid, K)
+        rows, counts = LV._pack_coarse(rptr, heads, aw, rloop, block, nranks)
         assert counts.sum() == rows.shape[0]
         assert (np.repeat(np.arange(nranks), counts) == (rows[:, 0] >> 32) // block).all()
         sent.append(np.split(rows, np.cumsum(counts)[:-1]))
@@ -64,7 +65,7 @@ def test_pack_and_merge_equal_one_merge(nranks, seed):
     for r in range(nranks):
         lo, hi = min(K, r * block), min(K, (r + 1) * block)
         got = np.concatenate([sent[s][r] for s in range(nranks)]).reshape(-1, 2)
-        ptr, heads, ws, loops = L._merge_coarse(got, lo, hi, K)
+        ptr, heads, ws, loops = LV._merge_coarse(got, lo, hi, K)
         d, loops = _pairs(ptr, heads, ws, loops)
         part = {(x - lo, y): v for (x, y), v in want.items() if lo <= x < hi}
         assert d.keys() == part.keys()
@@ -81,16 +82,16 @@ def test_merge_of_one_rank_is_bit_identical():
     same order, same bits."""
     indptr, idx, w, loop, owned = _level(7, ghosts=0)
     cid = np.random.default_rng(7).integers(0, 9, indptr.shape[0] - 1)
-    one = L._community_rows(indptr, idx, w, loop, np.flatnonzero(owned), cid, 9)
-    rows, _ = L._pack_coarse(*one, 9, 1)
-    two = L._merge_coarse(rows, 0, 9, 9)
+    one = LV._community_rows(indptr, idx, w, loop, np.flatnonzero(owned), cid, 9)
+    rows, _ = LV._pack_coarse(*one, 9, 1)
+    two = LV._merge_coarse(rows, 0, 9, 9)
     for a, b in zip(one, two):
         assert np.array_equal(a, b)
 
 
 def test_ghost_arcs_and_owned_rows():
     indptr, idx, w, loop, owned = _level(3)
-    ptr, arc, tail = L._ghost_arcs(indptr, idx, owned)
+    ptr, arc, tail = LV._ghost_arcs(indptr, idx, owned)
     tails = np.repeat(np.arange(owned.shape[0]), np.diff(indptr))
     into = np.flatnonzero(~owned[idx])
     for g in range(owned.shape[0]):
@@ -100,7 +101,7 @@ def test_ghost_arcs_and_owned_rows():
     assert tail.dtype == np.int32
     # owned rows: every arc of an owned row kept, the others dropped
     keep = np.where(np.arange(owned.shape[0]) % 3 == 0, False, owned)
-    optr, oidx, ow = L._owned_rows(indptr, idx, w, keep)
+    optr, oidx, ow = LV._owned_rows(indptr, idx, w, keep)
     sel = keep[tails]
     assert np.array_equal(np.diff(optr), np.where(keep, np.diff(indptr), 0))
     assert np.array_equal(oidx, idx[sel]) and np.array_equal(ow, w[sel])
