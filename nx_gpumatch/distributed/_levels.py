@@ -9,6 +9,7 @@ import collections
 import numpy as np
 
 from nx_gpumatch.cpu import njit, serial_builds
+from nx_gpumatch.cpu.csr import inverse_permutation, permute_rows
 from nx_gpumatch.cpu.leiden import _intra_weights
 from nx_gpumatch.cpu.louvain.moves import weighted_degrees
 
@@ -18,6 +19,11 @@ from nx_gpumatch.cpu.louvain.moves import weighted_degrees
 # of ghost g (local ids), the tail of each of those arcs (``tail[q]`` of
 # ``arc[q]``), and which local vertices are owned.
 GhostArcs = collections.namedtuple("GhostArcs", "owned ptr arc tail")
+
+# A level's rows relabelled for the sweeps (see sweep_view): CSR, self-loops
+# and vertex weights in the new ids; ``perm`` the local id of each new id,
+# ``rank`` its inverse; the owned vertices are new ids [0, n_own).
+SweepView = collections.namedtuple("SweepView", "indptr indices w loop k perm rank n_own")
 
 
 # ---------------------------------------------------------------- kernels
@@ -286,3 +292,24 @@ class _Level:
         indptr, indices, w = _owned_rows(g.indptr, g.indices, g.weights, p.owned)
         loop = np.where(p.owned, p.loops, 0.0)
         return cls(p.num_nodes, p.gids, p.owned_ids, p.owner, indptr, indices, w, loop, k=k)
+
+
+def sweep_view(lvl, verts):
+    """``lvl`` relabelled so that the sweep over the owned vertices ``verts``
+    (local ids, in sweep order) reads their rows and states front to back:
+    new id i is ``verts[i]``, then the owned vertices not in ``verts``
+    (isolated ones), then the ghosts. Each row keeps its arcs in order, so
+    sums and ties fall as in the local ids. In rows read in a hashed order
+    the sweep spent a quarter to a third more time per arc (two ranks, 1M
+    vertices); this costs one pass over the arcs per level."""
+    nl = lvl.gids.shape[0]
+    own = lvl.owned_ids
+    mark = np.zeros(nl, bool)
+    mark[verts] = True
+    perm = np.concatenate([verts, own[~mark[own]], np.flatnonzero(~lvl.owned)])
+    perm = perm.astype(np.int32, copy=False)
+    rank = inverse_permutation.serial(perm, nl, 0)
+    ptr = np.zeros(nl + 1, np.int64)
+    np.cumsum(np.diff(lvl.indptr)[perm], out=ptr[1:])
+    indices, w = permute_rows.serial(lvl.indptr, lvl.indices, lvl.w, perm, rank, ptr)
+    return SweepView(ptr, indices, w, lvl.loop[perm], lvl.k[perm], perm, rank, own.shape[0])

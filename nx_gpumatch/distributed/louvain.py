@@ -102,6 +102,7 @@ from nx_gpumatch.distributed._levels import (
     _pack_coarse,
     compact_ids,
     intra_weights,
+    sweep_view,
 )
 from nx_gpumatch.distributed.b_matching import as_partition
 from nx_gpumatch.distributed.communities import (
@@ -193,14 +194,15 @@ def _sweep(verts, lv, st, scratch, res_over_m2, units):
 
 
 @njit(cache=True)
-def _round_change(lv, g, old, new, changed, active):
+def _round_change(lv, g, old, new, changed, active, wake):
     """The change of this rank's inner weight (arcs of owned rows inside a
     community) from partition ``old`` to ``new``, from the arcs at the
     local vertices ``changed`` (those whose community differs, ascending):
     an owned one's row, and the reverse of each arc to an owned vertex that
     did not change (the same weight, in that vertex's row); a ghost's arcs
     from unchanged owned vertices (``g``: the :class:`GhostArcs`). Each
-    changed ghost's owned neighbours are made due in ``active``."""
+    changed ghost's owned neighbours are made due: ``active[wake[x]]`` for
+    local vertex x (the sweeps' ids, see ``sweep_view``)."""
     indptr, indices, w = lv.indptr, lv.indices, lv.w
     owned = g.owned
     mark = np.zeros(old.shape[0], np.uint8)
@@ -220,7 +222,7 @@ def _round_change(lv, g, old, new, changed, active):
             for q in range(g.ptr[v], g.ptr[v + 1]):
                 p = g.arc[q]
                 x = g.tail[q]
-                active[x] = 1
+                active[wake[x]] = 1
                 if mark[x] == 0:
                     d += w[p] * (np.float64(new[x] == new[v]) - np.float64(old[x] == old[v]))
     return d
@@ -283,6 +285,7 @@ class _Run:
         self._relabel = None  # (level, its Relabelled), see _relabelled
         self._agg_tmp = None
         self._prio = None  # see move
+        self._view = None  # (level, its number, its sweep_view), see move
 
     def _time(self, phase, t):
         now = time.perf_counter()
@@ -327,16 +330,17 @@ class _Run:
             new[np.searchsorted(lvl.gids, m[:, 0])] = m[:, 1]
 
     def _round(self, lvl, nb, verts, state, level, t, active, extra=()):
-        """Move the owned vertices ``verts`` (local ids, in order) that are
-        due (``active``, updated) against ``state``: (partition, community
-        totals a and size, this rank's inner weight) with a community id per
-        local vertex; then tell the neighbour ranks and sum the totals:
-        (the new state, modularity and number of moves over all ranks, and
-        the sums of ``extra``)."""
+        """Move the owned vertices ``verts`` (the sweep view's ids, in order)
+        that are due (``active``, by those ids, updated) against ``state``:
+        (partition, community totals a and size, this rank's inner weight)
+        with a community id per local vertex; then tell the neighbour ranks
+        and sum the totals: (the new state, modularity and number of moves
+        over all ranks, and the sums of ``extra``)."""
         comm_g, a, size, inner = state
         nl = lvl.gids.shape[0]
-        own = lvl.owned_ids
+        view = self._view[2]
         U, cl = compact_ids(comm_g, lvl.n)
+        cl = cl[view.perm]
         prio = self._prio[U]
         none = np.zeros(0, np.int32)
         ms = MoveState(
@@ -349,15 +353,17 @@ class _Run:
             cl.copy(),
             np.zeros(nl, np.float64),
         )
-        lv = Level(lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.k, none, prio, none, none)
+        lv = Level(view.indptr, view.indices, view.w, view.loop, view.k, none, prio, none, none)
         pos = np.full((1, U.shape[0]), -1, np.int32)
         _sweep(verts, lv, ms, Scratch(pos, *self._bufs), self.resolution / self.m2, self._units)
         new = comm_g.copy()
-        new[own] = U[ms.comm[own]]
+        new[view.perm[: view.n_own]] = U[ms.comm[: view.n_own]]
         t = self._time("move", t)
         self.exchange(lvl, nb, comm_g, new)
         changed = np.flatnonzero(new != comm_g)
-        inner2 = inner + _round_change(lv, lvl.ghost_arcs, comm_g, new, changed, active)
+        lv = Level(lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.k, none, prio, none, none)
+        d = _round_change(lv, lvl.ghost_arcs, comm_g, new, changed, active, view.rank)
+        inner2 = inner + d
         moved = float(np.count_nonzero(lvl.owned[changed]))
         a2, size2, sums = self.totals(lvl, new, [inner2, moved, *extra])
         self._time("communicate", t)
@@ -398,7 +404,13 @@ class _Run:
         # Degree bucket by degree bucket, as the shared-memory sweeps go
         # (owned rows are whole: their degrees are the global ones).
         verts = degree_buckets(lvl.indptr, MOVE_BUCKETS, own[order])[1]
-        self._batch = np.where(lvl.owned, 0, GHOST).astype(np.int32)
+        # The sweeps run on the level relabelled in their order: ``active``,
+        # the margins, batches and rounds below are by the view's ids.
+        if self._view is None or self._view[:2] != (lvl, level):
+            self._view = (lvl, level, sweep_view(lvl, verts))
+        view = self._view[2]
+        self._batch = np.zeros(nl, np.int32)
+        self._batch[view.n_own :] = GHOST
         maxdeg = max(1, int(np.diff(lvl.indptr).max()) if nl else 1)
         self._bufs = (
             np.empty((1, maxdeg), np.int32),
@@ -432,8 +444,9 @@ class _Run:
             q_sweep = q
             moved_sweep = 0
             # vertices not due on any rank: a sweep over all of them has none
-            skipped = float(own.shape[0] - np.count_nonzero(active[own]))
+            skipped = float(own.shape[0] - np.count_nonzero(active[: view.n_own]))
             for i, part in enumerate(rounds(level, sweep)):
+                part = view.rank[part]
                 before = active.copy()
                 extra = (skipped,) if i == 0 else ()
                 new, q2, moved, sums = self._round(lvl, nb, part, state, level, t, active, extra)
@@ -455,7 +468,7 @@ class _Run:
                 continue
             if skipped == 0 or not confirm:
                 break
-            active[own] = 1
+            active[: view.n_own] = 1
         comm_g, a, size, _ = state
         return comm_g, a, size, q_start, q, moves, sweeps
 
@@ -581,6 +594,7 @@ class _Run:
         t = time.perf_counter()
         comm, P, me = self.comm, self.comm.size, self.comm.rank
         c = block_size(K, P)
+        self._view = None  # the level's sweeps are done: free its copy of the rows
         # Each rank first merges its own arcs per pair of communities (one
         # pair per community pair it sees: less to send than its arcs).
         alone = self._alone
