@@ -10,7 +10,9 @@ levels: blocks of the dense community ids). A level is:
   may move in one round, each against the other's state at the round's
   start. In a round each rank moves its
   vertices of the round one at a time, degree bucket by degree bucket as the
-  shared-memory engine does, with its move kernel (``cpu.louvain.moves``),
+  shared-memory engine does (on a copy of the level relabelled in that
+  order, ``_levels.sweep_view``, so rows are read front to back), with its
+  move kernel (``cpu.louvain.moves``),
   against its own moves so far and, for ghosts and community totals, the
   state at the round's start. After the round the changed community ids of
   boundary vertices go to the ranks where they are ghosts (one batch per

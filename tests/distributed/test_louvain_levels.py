@@ -142,3 +142,35 @@ def test_one_rank_runs_the_shared_engine_the_same_for_any_threads():
     finally:
         L.SEQUENTIAL_ARCS = saved
     assert np.array_equal(first, plain)
+
+
+def test_sweep_view_is_the_level_relabelled_in_sweep_order():
+    """The several-rank sweeps run on the level relabelled so that the i-th
+    vertex swept becomes vertex i (then the owned vertices left out, then the
+    ghosts): each row is the old one renamed, arcs in their order."""
+    rng = np.random.default_rng(7)
+    nl = 60
+    owned = rng.random(nl) < 0.7
+    owned_ids = np.flatnonzero(owned)
+    tail = np.sort(rng.choice(owned_ids[:-3], 400))  # the last three owned: no arcs
+    head = rng.integers(0, nl, 400).astype(np.int32)
+    indptr = np.zeros(nl + 1, np.int64)
+    np.cumsum(np.bincount(tail, minlength=nl), out=indptr[1:])
+    w = rng.random(400)
+    loop = np.where(owned, rng.random(nl), 0.0)
+    lvl = LV._Level(
+        2 * nl, 2 * np.arange(nl), owned_ids, np.where(owned, 0, 1), indptr, head, w, loop
+    )
+    verts = rng.permutation(owned_ids[:-3]).astype(np.int32)
+    v = LV.sweep_view(lvl, verts)
+    assert v.n_own == owned_ids.shape[0]
+    assert v.perm[: verts.shape[0]].tolist() == verts.tolist()
+    assert v.perm[verts.shape[0] : v.n_own].tolist() == owned_ids[-3:].tolist()
+    assert v.perm[v.n_own :].tolist() == np.flatnonzero(~owned).tolist()
+    assert np.array_equal(v.rank[v.perm], np.arange(nl))
+    for i, x in enumerate(v.perm):
+        old = slice(indptr[x], indptr[x + 1])
+        new = slice(v.indptr[i], v.indptr[i + 1])
+        assert v.indices[new].tolist() == v.rank[head[old]].tolist()
+        assert v.w[new].tolist() == w[old].tolist()
+    assert np.array_equal(v.loop, loop[v.perm]) and np.array_equal(v.k, lvl.k[v.perm])
