@@ -311,5 +311,5 @@ def sweep_view(lvl, verts):
     rank = inverse_permutation.serial(perm, nl, 0)
     ptr = np.zeros(nl + 1, np.int64)
     np.cumsum(np.diff(lvl.indptr)[perm], out=ptr[1:])
-    indices, w = permute_rows.serial(lvl.indptr, lvl.indices, lvl.w, perm, rank, ptr)
+    indices, w = permute_rows.serial(lvl.indptr, lvl.indices, lvl.w, rank, ptr)
     return SweepView(ptr, indices, w, lvl.loop[perm], lvl.k[perm], perm, rank, own.shape[0])

@@ -538,7 +538,7 @@ class _Run:
             rank = inverse_permutation(order, n, 0)
             ptr = np.zeros(n + 1, np.int64)
             np.cumsum(np.diff(lvl.indptr)[order], out=ptr[1:])
-            indices, w = permute_rows(lvl.indptr, lvl.indices, lvl.w, order, rank, ptr)
+            indices, w = permute_rows(lvl.indptr, lvl.indices, lvl.w, rank, ptr)
             g = Relabelled(ptr, indices, w, lvl.loop[order], lvl.k[order], None, order, rank)
         self._relabel = (lvl, g)
         return g

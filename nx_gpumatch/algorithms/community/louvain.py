@@ -75,7 +75,7 @@ def in_order(make, indptr, indices, w, loop, order):
     rank = inverse_permutation(order, n, 0)
     ptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.diff(indptr)[order], out=ptr[1:])
-    indices, w = permute_rows(indptr, indices, w, order, rank, ptr)
+    indices, w = permute_rows(indptr, indices, w, rank, ptr)
     for labels, info in make(ptr, indices, w, loop[order], None):
         yield by_first_appearance(labels[rank]), info
 
