@@ -1,7 +1,7 @@
 """Louvain's engine: exact agreement with a plain-Python reference of its
 rules (tests/support/louvain_reference.py), modularity against networkx's
 Louvain, thread-count independence, sparse sweeps, margins, aggregation.
-The front end's semantics, inputs and bad inputs: test_louvain_api.py."""
+The front end's semantics, inputs and bad inputs: test_louvain_semantics.py."""
 
 import networkx as nx
 import numpy as np
