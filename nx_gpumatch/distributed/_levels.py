@@ -16,9 +16,9 @@ from nx_gpumatch.cpu.louvain.moves import weighted_degrees
 (_intra_serial,) = serial_builds(_intra_weights)  # one rank, one thread
 
 # The arcs of owned rows into each ghost: arc positions ``arc[ptr[g]:ptr[g + 1]]``
-# of ghost g (local ids), the tail of each of those arcs (``tail[q]`` of
-# ``arc[q]``), and which local vertices are owned.
-GhostArcs = collections.namedtuple("GhostArcs", "owned ptr arc tail")
+# of ghost g (local ids) and the tail of each of those arcs (``tail[q]`` of
+# ``arc[q]``).
+GhostArcs = collections.namedtuple("GhostArcs", "ptr arc tail")
 
 # A level's rows relabelled for the sweeps (see sweep_view): CSR, self-loops
 # and vertex weights in the new ids; ``perm`` the local id of each new id,
@@ -257,6 +257,7 @@ class _Level:
         owned = np.zeros(nl, bool)
         owned[self.owned_ids] = True
         self.owned = owned
+        self.ghost_ids = np.flatnonzero(~owned).astype(np.int32)
         self.neighbours = sorted(set(self.owner[~owned].tolist()))
         self.boundary = {}
         if self.neighbours:  # else no ghost: no boundary, no arc into a ghost
@@ -267,12 +268,10 @@ class _Level:
             ranks, verts = ranks[o], verts[o]
             cuts = np.searchsorted(ranks, self.neighbours + [top])
             self.boundary = {r: verts[cuts[i] : cuts[i + 1]] for i, r in enumerate(self.neighbours)}
-            self.ghost_arcs = GhostArcs(owned, *_ghost_arcs(self.indptr, self.indices, owned))
+            self.ghost_arcs = GhostArcs(*_ghost_arcs(self.indptr, self.indices, owned))
         else:
             none = np.zeros(0, np.int64)
-            self.ghost_arcs = GhostArcs(
-                owned, np.zeros(nl + 1, np.int64), none, none.astype(np.int32)
-            )
+            self.ghost_arcs = GhostArcs(np.zeros(nl + 1, np.int64), none, none.astype(np.int32))
 
     def tails(self):
         """Each arc's tail (local ids; built on demand: an int per arc)."""

@@ -154,12 +154,15 @@ class _LeidenRun(_Run):
         return allreduce_sum(self.comm, int(flags), what)
 
     # ------------------------------------------------------------ refinement
-    def refined_totals(self, lvl, in_comm, ref_g):
+    def refined_totals(self, lvl, in_comm, ref_g, singletons=False):
         """(weight, size, weight to the rest of the community) of each
         sub-community of ``ref_g`` (arrays by id, summed over the ranks);
-        ``in_comm``: each vertex's arc weight into its community."""
+        ``in_comm``: each vertex's arc weight into its community.
+        ``singletons``: every vertex is alone in ``ref_g`` (no arc inside)."""
         own, n = lvl.owned_ids, lvl.n
-        ext = in_comm[own] - intra_weights(lvl, ref_g)[own]  # sub-communities lie in one
+        ext = in_comm[own]  # sub-communities lie in one
+        if not singletons:
+            ext = ext - intra_weights(lvl, ref_g)[own]
         local = np.empty(3 * n, np.float64)
         local[:n] = np.bincount(ref_g[own], lvl.k[own], minlength=n)
         local[n : 2 * n] = np.bincount(ref_g[own], minlength=n)
@@ -189,7 +192,7 @@ class _LeidenRun(_Run):
         nb = Neighbours(self.comm, lvl.neighbours)
         ref_g = lvl.gids.astype(np.int64)
         in_comm = intra_weights(lvl, comm_g)
-        ra, rsize, ext = self.refined_totals(lvl, in_comm, ref_g)
+        ra, rsize, ext = self.refined_totals(lvl, in_comm, ref_g, singletons=True)
         t = self._time("refine", t)
         for r, part in enumerate(parts):
             Ur, ref = compact_ids(ref_g, lvl.n)

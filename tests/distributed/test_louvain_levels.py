@@ -108,6 +108,72 @@ def test_ghost_arcs_and_owned_rows():
     assert oidx.dtype == np.int32
 
 
+def test_a_round_tracks_the_inner_weight_from_its_moves():
+    """A round's sweep returns the change of the rank's inner weight (arcs of
+    owned rows inside a community; an arc to a ghost lies in one owned row)
+    with the ghosts where they were, and ``_ghost_change`` adds the ghosts'
+    moves: together, the inner weight recomputed from the arcs. The ghosts'
+    owned neighbours are made due."""
+    from nx_gpumatch.cpu.louvain.state import Level, MoveState, Scratch
+
+    rng = np.random.default_rng(11)
+    nl, n_own = 80, 60  # view ids: owned first, then the ghosts (empty rows)
+    a, b = rng.integers(0, nl, 700), rng.integers(0, n_own, 700)
+    pairs = {(min(x, y), max(x, y)) for x, y in zip(a.tolist(), b.tolist()) if x != y}
+    pairs = sorted(pairs)
+    wt = rng.integers(1, 5, len(pairs)) + 0.5
+    arcs = [(x, y, v) for (x, y), v in zip(pairs, wt) for x, y in ((x, y), (y, x)) if x < n_own]
+    arcs.sort(key=lambda t: t[0])
+    tail = np.array([t[0] for t in arcs])
+    indices = np.array([t[1] for t in arcs], np.int32)
+    w = np.array([t[2] for t in arcs], np.float64)
+    indptr = np.zeros(nl + 1, np.int64)
+    np.cumsum(np.bincount(tail, minlength=nl), out=indptr[1:])
+    owned = np.arange(nl) < n_own
+    k = np.bincount(tail, w, minlength=nl) + np.where(owned, 0.0, 7.0)
+    comm0 = rng.integers(0, 12, nl).astype(np.int32)
+    batch = np.where(owned, 0, L.GHOST).astype(np.int32)
+    none = np.zeros(0, np.int32)
+    lv = Level(indptr, indices, w, np.zeros(nl), k, none, np.arange(nl, dtype=np.int32), none, none)
+    st = MoveState(
+        comm0.copy(),
+        np.bincount(comm0, k, minlength=nl),
+        np.bincount(comm0, minlength=nl).astype(np.int32),
+        batch,
+        np.ones(nl, np.uint8),
+        np.zeros(nl, np.uint8),
+        np.zeros(nl, np.int64),
+        np.zeros((1, nl), np.int64),
+        comm0.copy(),
+        np.zeros(nl),
+    )
+    deg = int(np.diff(indptr).max())
+    scratch = Scratch(
+        np.full((1, nl), -1, np.int32),
+        np.empty((1, deg), np.int32),
+        np.empty((1, deg), np.int32),
+        np.zeros((1, deg)),
+    )
+
+    def inner(c):
+        return float(np.sum(w * (c[tail] == c[indices])))
+
+    verts = np.arange(n_own, dtype=np.int32)
+    moved, d = L._sweep(verts, lv, st, scratch, 1.0 / k.sum(), 0.0, n_own)
+    assert moved == np.count_nonzero(st.comm != comm0) > 0
+    assert np.array_equal(st.comm[n_own:], comm0[n_own:])
+    assert d == pytest.approx(inner(st.comm) - inner(comm0))
+    new = st.comm.copy()
+    moving = np.arange(n_own, nl)[rng.random(nl - n_own) < 0.5]
+    new[moving] = rng.integers(0, 12, moving.shape[0])
+    moving = moving[new[moving] != st.comm[moving]].astype(np.int32)
+    due = np.zeros(nl, np.uint8)
+    ga = LV.GhostArcs(*LV._ghost_arcs(indptr, indices, owned))
+    d2 = L._ghost_change(w, ga, st.comm, new, moving, due, np.arange(nl, dtype=np.int32))
+    assert d2 == pytest.approx(inner(new) - inner(st.comm))
+    assert set(np.flatnonzero(due).tolist()) == set(tail[np.isin(indices, moving)].tolist())
+
+
 def test_one_rank_runs_the_shared_engine_the_same_for_any_threads():
     """One rank moves, refines and aggregates with the shared-memory kernels,
     threaded on large levels and relabelled in the sweep order: the labels
