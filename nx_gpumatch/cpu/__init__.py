@@ -176,6 +176,54 @@ def run(family, size, n_threads=None, interpret=None):
                     rec[1] += time.perf_counter() - t
 
 
+# A parallel build compiles several times slower than its serial twin (on 2
+# cores Louvain's sweeps took 47-51 s against about 15), and on a medium
+# input two threads save milliseconds. So while ``interpret_small`` is on, a
+# call whose parallel build is neither compiled in this process nor in the disk
+# cache runs the serial build (the results are the same) until the family's
+# serial runs in this process have taken PARALLEL_RENT seconds, or the call is
+# expected to take that long by itself; then threads may have saved about
+# what the compile costs, and the next call compiles (a ski rental). A thread
+# count the caller chose, warmup and ``interpret_small=False`` compile at once.
+PARALLEL_RENT = 20.0
+_RENTED = {}  # family -> seconds its serial builds ran where parallel ones were wanted
+
+
+def serial_first(family, build, args, expect=0.0):
+    """True when a call of ``family`` that wants the parallel ``build`` (made
+    by :func:`njit`) with the positional ``args`` should run its serial twin
+    instead (see PARALLEL_RENT); ``expect``: the call's estimated seconds.
+    Asking loads the build from the disk cache when it is there."""
+    if not get_config().interpret_small or _INTERPRETING.get() is False or _CHOSEN.get():
+        return False
+    if _RENTED.get(family, 0.0) + expect >= PARALLEL_RENT:
+        return False
+    return not _at_hand(build, args)
+
+
+def _at_hand(build, args):
+    """Whether ``build`` runs ``args`` without compiling. Compiled for any
+    types counts (a kernel meets one set; looking the call's up costs tens of
+    microseconds on every call of a loop)."""
+    return bool(build.signatures) or build._loads(args)
+
+
+@contextlib.contextmanager
+def renting(family):
+    """Charge the enclosed run of serial builds to ``family``'s rent (see
+    PARALLEL_RENT), less the time it spent compiling them."""
+    from numba.core import event
+
+    compiling = [0.0]
+    t = time.perf_counter()
+    try:
+        with event.install_timer("numba:compile", lambda s: compiling.__setitem__(0, s)):
+            yield
+    finally:
+        ran = time.perf_counter() - t - compiling[0]
+        _RENTED[family] = _RENTED.get(family, 0.0) + max(ran, 0.0)
+
+
 def threads_for(size, n=None):
     """Threads for a call with ``size`` work items whose kernels start their
     thread team from jitted code (where :class:`Kernel` cannot pick a build):
@@ -346,7 +394,8 @@ class Kernel:
 
     ``k(*args)`` runs the parallel build when the largest array argument has
     at least :data:`PARALLEL_MIN` elements and more than one thread is set, else
-    the serial one; ``k.sized(size)`` picks a build for a given work size, and
+    the serial one; ``k.run(size, *args)`` runs the build for a given work
+    size, ``k.sized(size)`` picks one, and
     ``k.serial`` / ``k.parallel`` are the builds themselves.
     """
 
@@ -356,17 +405,30 @@ class Kernel:
         self.__wrapped__ = fn
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
+        self.__module__ = fn.__module__
         self.serial = njit(cache=True, **options)(fn)
         self.parallel = twin(fn, "_parallel", fn.__globals__, parallel=parallel, **options)
 
     def __call__(self, *args):
         size = max((a.size for a in args if hasattr(a, "size") and hasattr(a, "shape")), default=0)
-        return self.sized(size)(*args)
+        return self.run(size, *args)
 
-    def sized(self, size):
-        if size >= PARALLEL_MIN and num_threads() > 1:
+    def sized(self, size, floor=None):
+        """The build for ``size`` work items: parallel from ``floor`` (None:
+        :data:`PARALLEL_MIN`) with more than one thread set."""
+        if size >= (PARALLEL_MIN if floor is None else floor) and num_threads() > 1:
             return self.parallel
         return self.serial
+
+    def run(self, size, *args, floor=None):
+        """``self.sized(size, floor)(*args)``, except that a parallel build
+        not at hand gives way to the serial one while first use rents (see
+        :func:`serial_first`; the rent is the kernel's module's)."""
+        build = self.sized(size, floor)
+        if build is self.parallel and serial_first(self.__module__, build, args):
+            with renting(self.__module__):
+                return self.serial(*args)
+        return build(*args)
 
 
 def twin(fn, suffix, space, **options):

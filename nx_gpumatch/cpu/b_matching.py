@@ -217,8 +217,7 @@ def b_suitor(n, indptr, indices, arc_rank, arc_edge, cap, batch=BATCH, min_batch
         qtail[0] = 0
         # Rounds stay here rather than in one compiled loop: the kernels come out
         # measurably faster that way.
-        run = _round.parallel if nq >= QUEUE_PARALLEL_MIN else _round.serial
-        run(q, nq, st._replace(nextq=nextq))
+        _round.run(nq, q, nq, st._replace(nextq=nextq), floor=QUEUE_PARALLEL_MIN)
         q, nextq = nextq, q
         nq = int(qtail[0])
         q[

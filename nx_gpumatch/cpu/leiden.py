@@ -57,7 +57,7 @@ from nx_gpumatch.community.schedule import (
     refinement_order,
 )
 from nx_gpumatch.cpu import louvain as cl
-from nx_gpumatch.cpu import njit, serial_builds
+from nx_gpumatch.cpu import njit, renting, serial_builds
 from nx_gpumatch.cpu.louvain.batches import _balanced_chunks
 from nx_gpumatch.cpu.random import counter_hash, mix64
 
@@ -319,6 +319,8 @@ class LeidenEngine(cl.LouvainEngine):
     singletons (see :meth:`move`), plus :meth:`refine`. ``theta``, ``key``,
     ``lead_sweeps`` and ``metric`` as in :func:`leiden_levels`."""
 
+    family = "leiden"
+
     def __init__(
         self,
         indptr,
@@ -371,7 +373,7 @@ class LeidenEngine(cl.LouvainEngine):
         local moving."""
         a = np.bincount(comm, weights=self.k, minlength=self.n)
         order = refinement_order(self.key, salt, self.n) if self.drawn_order else self.order
-        return self._refine(
+        args = (
             self.indptr,
             self.indices,
             self.w,
@@ -385,6 +387,10 @@ class LeidenEngine(cl.LouvainEngine):
             np.int64(salt),
             self._pos.shape[0] if self.threaded else 1,  # a lane per thread
         )
+        if self._rents(_refine, args):
+            with renting(self.family):
+                return _refine_1(*args)
+        return self._refine(*args)
 
 
 def leiden_levels(indptr, indices, w, loop, options=None, *, order=None, **changes):

@@ -352,11 +352,11 @@ def local_max_rounds(n, sptr, snbr):
     while frontier.shape[0] > SERIAL_FRONTIER:
         push = _row_lengths(frontier, sptr)
         if looking.shape[0] <= push:
-            step = _pull_round.sized(looking.shape[0])
-            looking, frontier = step(looking, sptr, snbr, head, cand, mate)
+            looking, frontier = _pull_round.run(
+                looking.shape[0], looking, sptr, snbr, head, cand, mate
+            )
         else:
-            step = _push_round.sized(push)
-            frontier = step(frontier, sptr, snbr, head, cand, mate, mark)
+            frontier = _push_round.run(push, frontier, sptr, snbr, head, cand, mate, mark)
     _finish(frontier, sptr, snbr, head, cand, mate)
     return mate
 

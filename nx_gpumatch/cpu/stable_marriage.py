@@ -672,8 +672,8 @@ def easy_instance(n, seed, parts):
     each woman ranks, in random order, exactly the men who rank her."""
     shuffle_seed = np.uint64((int(seed) * 0x9E3779B97F4A7C15 + 0x5DEECE66D) & 0xFFFFFFFFFFFFFFFF)
     seed = np.uint64(seed)
-    m_ptr = easy_lengths.sized(n)(n, seed)
-    m_choices = easy_men.sized(n)(n, seed, m_ptr)
+    m_ptr = easy_lengths.run(n, n, seed)
+    m_choices = easy_men.run(n, n, seed, m_ptr)
     bounds = row_bounds(m_ptr, parts)
     w_ptr, cursor = transpose_offsets(m_ptr, m_choices, n, bounds)
     w_choices = np.empty(m_choices.shape[0], np.int32)

@@ -49,9 +49,9 @@ def encode_names(buf, key_buf, n_keys, total, sep, parts=1):
     missing = np.zeros(parts, np.int64)
     if words.shape[0]:
         wslot = _word_table(words)
-        _lookup_words_parts.sized(size)(buf, bounds, first, wslot, words, out, missing)
+        _lookup_words_parts.run(size, buf, bounds, first, wslot, words, out, missing)
     else:
-        _lookup_parts.sized(size)(buf, bounds, first, slot, k_lo, k_hi, key_buf, sep, out, missing)
+        _lookup_parts.run(size, buf, bounds, first, slot, k_lo, k_hi, key_buf, sep, out, missing)
     return out, 1 if missing.any() else 0
 
 

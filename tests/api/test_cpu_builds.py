@@ -86,3 +86,128 @@ def test_serial_builds_make_one_twin_per_function():
         batched = sweeps.optimise_1.py_func.__globals__["_batched_sweep"]
         assert batched is not sweeps._batched_sweep
         assert batched.py_func.__globals__[name] is seq
+
+
+def test_first_use_rents_the_serial_build(monkeypatch):
+    """While interpret_small is on, a parallel build that is neither compiled
+    nor cached gives way to its serial twin until the family's serial runs
+    have taken PARALLEL_RENT seconds (or the call is expected to); a thread
+    count the caller chose, warmup (interpreted(False)) and interpret_small off
+    compile at once, and so does a build compiled already."""
+    import numpy as np
+
+    from nx_gpumatch.config import get_config
+
+    @cpu.njit(cache=False)  # in no disk cache
+    def plus_one(a):
+        return a + 1
+
+    fam, args = "test-rent", (np.arange(3),)
+    monkeypatch.setitem(cpu._RENTED, fam, 0.0)
+    with get_config()(interpret_small=True):
+        assert cpu.serial_first(fam, plus_one, args)
+        assert not cpu.serial_first(fam, plus_one, args, expect=cpu.PARALLEL_RENT)
+        with cpu.threads(1):  # chosen by the caller
+            assert not cpu.serial_first(fam, plus_one, args)
+        with cpu.interpreted(False):
+            assert not cpu.serial_first(fam, plus_one, args)
+        with cpu.renting(fam):
+            plus_one.py_func(args[0])
+        assert 0.0 < cpu._RENTED[fam] < 1.0
+        cpu._RENTED[fam] = cpu.PARALLEL_RENT  # the rent is paid
+        assert not cpu.serial_first(fam, plus_one, args)
+        cpu._RENTED[fam] = 0.0
+        assert not plus_one.signatures  # asking compiled nothing
+        plus_one(*args)
+        assert not cpu.serial_first(fam, plus_one, args)  # compiled now
+    with get_config()(interpret_small=False):
+        assert not cpu.serial_first(fam, plus_one, args)
+
+
+def test_kernels_rent_their_serial_build(monkeypatch):
+    """A Kernel's call on an input large enough for threads runs the serial
+    build while its parallel one is not at hand and the rent is not paid."""
+    import numba
+    import numpy as np
+    import pytest
+
+    from nx_gpumatch.config import get_config
+    from nx_gpumatch.cpu import csr
+
+    k = csr.gather_int32
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 Numba threads")
+    ran = []
+    serial = k.serial
+    monkeypatch.setattr(k, "serial", lambda *a: ran.append(1) or serial(*a))
+    at_hand = cpu._at_hand
+    monkeypatch.setattr(cpu, "_at_hand", lambda b, a: b is not k.parallel and at_hand(b, a))
+    monkeypatch.setitem(cpu._RENTED, k.__module__, 0.0)
+    src = np.arange(10, dtype=np.int32)
+    idx = np.arange(10)[::-1].copy()
+    old = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        with get_config()(interpret_small=True), cpu.parallel_min(1):
+            assert k(src, idx).tolist() == src[idx].tolist() and ran == [1]
+            assert k.run(10, src, idx, floor=100).tolist() == src[idx].tolist()
+            assert ran == [1, 1] and cpu._RENTED[k.__module__] > 0.0
+            cpu._RENTED[k.__module__] = cpu.PARALLEL_RENT
+            assert k(src, idx).tolist() == src[idx].tolist() and ran == [1, 1]
+    finally:
+        numba.set_num_threads(old)
+
+
+def _levels(gen):
+    return [(labels.tolist(), info) for labels, info in gen]
+
+
+def test_community_engines_rent_serial_builds(monkeypatch):
+    """A threaded Louvain or Leiden run whose parallel builds are not at hand
+    runs the serial ones, with the same levels, and charges their run time to
+    the family's rent; once that is paid it runs the parallel builds."""
+    import numba
+    import pytest
+
+    from nx_gpumatch import generators
+    from nx_gpumatch.config import get_config
+    from nx_gpumatch.cpu import leiden as cle
+    from nx_gpumatch.cpu import louvain as cl
+    from nx_gpumatch.cpu.louvain import engine as eng
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 Numba threads")
+    g = generators.random_graph(20000, 60000, seed=3)  # batched sweeps, threads
+    arrays = (g.indptr, g.indices, g.weights, g.loop_weight)
+    runs = {
+        "louvain": lambda: _levels(cl.louvain_levels(*arrays)),
+        "leiden": lambda: _levels(cle.leiden_levels(*arrays)),
+    }
+    ran = []
+    for name, fn in [("optimise_1", eng.optimise_1), ("aggregate_1", eng.aggregate_1)]:
+        monkeypatch.setattr(eng, name, lambda *a, _f=fn, _n=name: ran.append(_n) or _f(*a))
+    refine_1 = cle._refine_1
+    monkeypatch.setattr(cle, "_refine_1", lambda *a: ran.append("refine_1") or refine_1(*a))
+    at_hand = cpu._at_hand
+    parallel = (eng.optimise, eng.aggregate, cle._refine)  # as on an empty cache:
+    monkeypatch.setattr(cpu, "_at_hand", lambda b, a: b not in parallel and at_hand(b, a))
+    old = numba.get_num_threads()
+    numba.set_num_threads(2)  # not chosen through cpu.threads: the engine decides
+    try:
+        for family, run in runs.items():
+            ran.clear()
+            with get_config()(interpret_small=False):
+                ref = run()
+            assert ran == []  # parallel builds only
+            monkeypatch.setitem(cpu._RENTED, family, 0.0)
+            with get_config()(interpret_small=True):
+                got = run()
+                assert {"optimise_1", "aggregate_1"} <= set(ran), (family, ran)
+                assert family == "louvain" or "refine_1" in ran
+                assert cpu._RENTED[family] > 0.0
+                cpu._RENTED[family] = cpu.PARALLEL_RENT
+                ran.clear()
+                assert run() == got and ran == []
+            assert got == ref
+    finally:
+        numba.set_num_threads(old)

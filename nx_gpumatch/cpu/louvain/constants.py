@@ -9,6 +9,9 @@ DENSE_MAX_VERTICES = 1 << 16  # 512 KiB of float64: the array stays in cache
 # its threads, at SECONDS_PER_ARC); results are the same either way.
 PARALLEL_MIN_ARCS = 20_000
 SECONDS_PER_ARC = 2e-9
+# A level's local moving on one thread, per arc (for the first-use rent,
+# see nx_gpumatch.cpu.serial_first): a rough upper figure.
+SERIAL_SECONDS_PER_ARC = 1e-6
 
 # Sparse levels (mean degree up to this) gather rows by community before merging.
 GATHER_MAX_DEGREE = 32

@@ -16,13 +16,14 @@ from nx_gpumatch.community.schedule import (
     degree_buckets,
     vertex_order,
 )
-from nx_gpumatch.cpu import njit, num_threads
+from nx_gpumatch.cpu import njit, num_threads, renting, serial_first
 from nx_gpumatch.cpu.louvain.aggregation import aggregate, aggregate_1, own_buffers, renumber
 from nx_gpumatch.cpu.louvain.constants import (
     _CHUNKS_PER_THREAD,
     KEEP_BUFFERS_ARCS,
     PARALLEL_MIN_ARCS,
     SECONDS_PER_ARC,
+    SERIAL_SECONDS_PER_ARC,
 )
 from nx_gpumatch.cpu.louvain.moves import weighted_degrees
 from nx_gpumatch.cpu.louvain.state import Level, Scratch, SweepSettings
@@ -84,6 +85,7 @@ class LouvainEngine(CommunityEngine):
     """
 
     xp = np
+    family = "louvain"  # whose first-use rent its serial runs pay (see cpu.serial_first)
 
     def __init__(
         self,
@@ -174,11 +176,6 @@ class LouvainEngine(CommunityEngine):
             self._pos.shape[0], 0, maxdeg, dense_size(nv, maxdeg, self._positive)
         )
         thr, max_arcs, nbatch, rel_tol, confirm = self.rule.level(deg, self.arcs)
-        par_min = self._parallel_min_arcs
-        if par_min is None:
-            if max_arcs > 1 and self._measured is None:
-                self._measured = parallel_min_arcs_now()  # once a run: it costs a few thread wakes
-            par_min = self._measured if max_arcs > 1 else PARALLEL_MIN_ARCS
         if init is None:
             init = np.arange(nv, dtype=np.int32)
         lv = Level(
@@ -198,7 +195,7 @@ class LouvainEngine(CommunityEngine):
             max_arcs,
             nbatch,
             self._nchunks,
-            int(par_min),
+            PARALLEL_MIN_ARCS if self._parallel_min_arcs is None else int(self._parallel_min_arcs),
             int(self.rule.max_sweeps),
             rel_tol,
             confirm,
@@ -208,7 +205,22 @@ class LouvainEngine(CommunityEngine):
             self._chase,
         )
         scratch = Scratch(self._pos, buf_c, buf_j, buf_w)
-        return (optimise_seq if max_arcs <= 1 else self._optimise)(lv, scratch, rule, init)
+        if max_arcs <= 1:
+            return optimise_seq(lv, scratch, rule, init)
+        args = (lv, scratch, rule, init)
+        if self._rents(optimise, args, self.arcs * SERIAL_SECONDS_PER_ARC):
+            with renting(self.family):
+                return optimise_1(*args)
+        if self._parallel_min_arcs is None:
+            if self._measured is None:  # once a run: it costs a few thread wakes
+                self._measured = parallel_min_arcs_now()
+            rule = rule._replace(par_min_arcs=self._measured)
+        return self._optimise(lv, scratch, rule, init)
+
+    def _rents(self, build, args, expect=0.0):
+        """Whether this threaded engine runs the serial twin of the parallel
+        ``build`` for ``args`` (see :func:`nx_gpumatch.cpu.serial_first`)."""
+        return self.threaded and serial_first(self.family, build, args, expect)
 
     def renumber(self, comm):
         return renumber(comm)
@@ -227,18 +239,14 @@ class LouvainEngine(CommunityEngine):
                 self._arc_bufs = [own_buffers()[:2]] * 2
         tmp, out = self._arc_bufs
         k = self.k
-        self.indptr, self.indices, self.w, self.loop, self.k = self._aggregate(
-            comm,
-            *numbering,
-            self.indptr,
-            self.indices,
-            self.w,
-            self.loop,
-            pos,
-            nchunks,
-            *tmp,
-            *out,
-        )
+        args = (comm, *numbering, self.indptr, self.indices, self.w, self.loop, pos, nchunks)
+        args += (*tmp, *out)
+        if self._rents(aggregate, args):
+            with renting(self.family):
+                level = aggregate_1(*args)
+        else:
+            level = self._aggregate(*args)
+        self.indptr, self.indices, self.w, self.loop, self.k = level
         if self.node_weighted:
             self.k = np.bincount(numbering[0][comm], weights=k, minlength=numbering[1])
         self.order, self.prio = carry_order(self.order, numbering[0], numbering[1])
