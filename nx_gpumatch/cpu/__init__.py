@@ -177,35 +177,41 @@ def run(family, size, n_threads=None, interpret=None):
 
 
 # A parallel build compiles several times slower than its serial twin (on 2
-# cores Louvain's sweeps took 47-51 s against about 15), and on a medium
-# input two threads save milliseconds. So while ``interpret_small`` is on, a
-# call whose parallel build is neither compiled in this process nor in the disk
-# cache runs the serial build (the results are the same) until the family's
-# serial runs in this process have taken PARALLEL_RENT seconds, or the call is
-# expected to take that long by itself; then threads may have saved about
-# what the compile costs, and the next call compiles (a ski rental). A thread
-# count the caller chose, warmup and ``interpret_small=False`` compile at once.
-PARALLEL_RENT = 20.0
+# cores Louvain's sweeps took 39 s against 25), and on a medium input two
+# threads save milliseconds. So while ``interpret_small`` is on, a call whose
+# parallel build is neither compiled in this process nor in the disk cache
+# runs the serial build (the results are the same) until the family's serial
+# runs in this process have taken ``rent`` seconds (default PARALLEL_RENT), or
+# the call is expected to take that long by itself; later calls compile the
+# parallel build (a ski rental: threads save a fraction of the serial time, so
+# the rent is a few times the compile). A thread count the caller chose,
+# warmup and ``interpret_small=False`` compile at once.
+PARALLEL_RENT = 10.0
 _RENTED = {}  # family -> seconds its serial builds ran where parallel ones were wanted
 
 
-def serial_first(family, build, args, expect=0.0):
-    """True when a call of ``family`` that wants the parallel ``build`` (made
-    by :func:`njit`) with the positional ``args`` should run its serial twin
-    instead (see PARALLEL_RENT); ``expect``: the call's estimated seconds.
-    Asking loads the build from the disk cache when it is there."""
+def may_rent(family, expect=0.0, rent=PARALLEL_RENT):
+    """Whether a call of ``family``, expected to run ``expect`` seconds, may
+    run serial twins of parallel builds not at hand (see PARALLEL_RENT). A
+    call made of several steps asks once, so that it never pays both builds'
+    compiles."""
     if not get_config().interpret_small or _INTERPRETING.get() is False or _CHOSEN.get():
         return False
-    if _RENTED.get(family, 0.0) + expect >= PARALLEL_RENT:
-        return False
-    return not _at_hand(build, args)
+    return _RENTED.get(family, 0.0) + expect < rent
 
 
-def _at_hand(build, args):
-    """Whether ``build`` runs ``args`` without compiling. Compiled for any
-    types counts (a kernel meets one set; looking the call's up costs tens of
-    microseconds on every call of a loop)."""
+def at_hand(build, args):
+    """Whether ``build`` (made by :func:`njit`) runs the positional ``args``
+    without compiling; asking loads it from the disk cache when it is there.
+    Compiled for any types counts (a kernel meets one set, and looking the
+    call's up costs tens of microseconds on every call of a loop)."""
     return bool(build.signatures) or build._loads(args)
+
+
+def serial_first(family, build, args, expect=0.0):
+    """True when a call of ``family`` that wants the parallel ``build`` with
+    ``args`` should run its serial twin instead (see PARALLEL_RENT)."""
+    return may_rent(family, expect) and not at_hand(build, args)
 
 
 @contextlib.contextmanager

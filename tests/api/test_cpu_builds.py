@@ -140,8 +140,8 @@ def test_kernels_rent_their_serial_build(monkeypatch):
     ran = []
     serial = k.serial
     monkeypatch.setattr(k, "serial", lambda *a: ran.append(1) or serial(*a))
-    at_hand = cpu._at_hand
-    monkeypatch.setattr(cpu, "_at_hand", lambda b, a: b is not k.parallel and at_hand(b, a))
+    at_hand = cpu.at_hand
+    monkeypatch.setattr(cpu, "at_hand", lambda b, a: b is not k.parallel and at_hand(b, a))
     monkeypatch.setitem(cpu._RENTED, k.__module__, 0.0)
     src = np.arange(10, dtype=np.int32)
     idx = np.arange(10)[::-1].copy()
@@ -165,7 +165,8 @@ def _levels(gen):
 def test_community_engines_rent_serial_builds(monkeypatch):
     """A threaded Louvain or Leiden run whose parallel builds are not at hand
     runs the serial ones, with the same levels, and charges their run time to
-    the family's rent; once that is paid it runs the parallel builds."""
+    the family's rent; a run that starts after that is paid runs the parallel
+    builds."""
     import numba
     import pytest
 
@@ -173,6 +174,7 @@ def test_community_engines_rent_serial_builds(monkeypatch):
     from nx_gpumatch.config import get_config
     from nx_gpumatch.cpu import leiden as cle
     from nx_gpumatch.cpu import louvain as cl
+    from nx_gpumatch.cpu.louvain import constants
     from nx_gpumatch.cpu.louvain import engine as eng
 
     if numba.config.NUMBA_NUM_THREADS < 2:
@@ -183,14 +185,23 @@ def test_community_engines_rent_serial_builds(monkeypatch):
         "louvain": lambda: _levels(cl.louvain_levels(*arrays)),
         "leiden": lambda: _levels(cle.leiden_levels(*arrays)),
     }
-    ran = []
+
+    class Log(list):  # the serial builds run; with ``pay`` set, each pays the rent
+        pay = None
+
+        def append(self, name):
+            super().append(name)
+            if self.pay:
+                cpu._RENTED[self.pay] = constants.PARALLEL_RENT
+
+    ran = Log()
     for name, fn in [("optimise_1", eng.optimise_1), ("aggregate_1", eng.aggregate_1)]:
         monkeypatch.setattr(eng, name, lambda *a, _f=fn, _n=name: ran.append(_n) or _f(*a))
     refine_1 = cle._refine_1
     monkeypatch.setattr(cle, "_refine_1", lambda *a: ran.append("refine_1") or refine_1(*a))
-    at_hand = cpu._at_hand
+    at_hand = cpu.at_hand
     parallel = (eng.optimise, eng.aggregate, cle._refine)  # as on an empty cache:
-    monkeypatch.setattr(cpu, "_at_hand", lambda b, a: b not in parallel and at_hand(b, a))
+    monkeypatch.setattr(cpu, "at_hand", lambda b, a: b not in parallel and at_hand(b, a))
     old = numba.get_num_threads()
     numba.set_num_threads(2)  # not chosen through cpu.threads: the engine decides
     try:
@@ -200,14 +211,25 @@ def test_community_engines_rent_serial_builds(monkeypatch):
                 ref = run()
             assert ran == []  # parallel builds only
             monkeypatch.setitem(cpu._RENTED, family, 0.0)
+            expect = g.indices.shape[0] * constants.SERIAL_SECONDS_PER_ARC
             with get_config()(interpret_small=True):
+                cpu._RENTED[family] = constants.PARALLEL_RENT - expect  # too late to rent
+                assert run() == ref and ran == []
+                cpu._RENTED[family] = 0.0
                 got = run()
                 assert {"optimise_1", "aggregate_1"} <= set(ran), (family, ran)
                 assert family == "louvain" or "refine_1" in ran
                 assert cpu._RENTED[family] > 0.0
-                cpu._RENTED[family] = cpu.PARALLEL_RENT
+                # a run that starts on the serial builds keeps to them when
+                # its first steps pay the rent: it never compiles both builds
+                rented = list(ran)
                 ran.clear()
-                assert run() == got and ran == []
+                ran.pay = family
+                assert run() == got and ran == rented
+                ran.pay = None
+                assert cpu._RENTED[family] >= constants.PARALLEL_RENT
+                ran.clear()
+                assert run() == got and ran == []  # paid: the parallel builds
             assert got == ref
     finally:
         numba.set_num_threads(old)

@@ -9,9 +9,13 @@ DENSE_MAX_VERTICES = 1 << 16  # 512 KiB of float64: the array stays in cache
 # its threads, at SECONDS_PER_ARC); results are the same either way.
 PARALLEL_MIN_ARCS = 20_000
 SECONDS_PER_ARC = 2e-9
-# A level's local moving on one thread, per arc (for the first-use rent,
-# see nx_gpumatch.cpu.serial_first): a rough upper figure.
+# First use (see nx_gpumatch.cpu.may_rent): a run on one thread takes up to
+# about this per arc of its input (0.65-0.8 us on 1M vertices, 8M edges), and
+# runs without threads until such runs took PARALLEL_RENT seconds: the
+# parallel builds compile for about 40 s on 2 cores, and two threads save
+# about 40% of a run.
 SERIAL_SECONDS_PER_ARC = 1e-6
+PARALLEL_RENT = 60.0
 
 # Sparse levels (mean degree up to this) gather rows by community before merging.
 GATHER_MAX_DEGREE = 32

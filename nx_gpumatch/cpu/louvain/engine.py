@@ -5,6 +5,7 @@ import time
 import numpy as np
 from numba import prange
 
+from nx_gpumatch import cpu
 from nx_gpumatch.community import levels
 from nx_gpumatch.community.engine import CommunityEngine, HostLevel
 from nx_gpumatch.community.quality import singleton_modularity
@@ -16,12 +17,13 @@ from nx_gpumatch.community.schedule import (
     degree_buckets,
     vertex_order,
 )
-from nx_gpumatch.cpu import njit, num_threads, renting, serial_first
+from nx_gpumatch.cpu import njit, num_threads, renting
 from nx_gpumatch.cpu.louvain.aggregation import aggregate, aggregate_1, own_buffers, renumber
 from nx_gpumatch.cpu.louvain.constants import (
     _CHUNKS_PER_THREAD,
     KEEP_BUFFERS_ARCS,
     PARALLEL_MIN_ARCS,
+    PARALLEL_RENT,
     SECONDS_PER_ARC,
     SERIAL_SECONDS_PER_ARC,
 )
@@ -124,6 +126,9 @@ class LouvainEngine(CommunityEngine):
             rule.sequential_arcs, par_floor
         )
         self._optimise = optimise if self.threaded else optimise_1
+        # first use: the serial builds while the parallel ones are not at hand
+        expect = indices.shape[0] * SERIAL_SECONDS_PER_ARC
+        self._may_rent = self.threaded and cpu.may_rent(self.family, expect, PARALLEL_RENT)
         # sequential_arcs=0: no sweep one vertex at a time (the GPU engine's layout)
         self._lead = int(lead_sweeps) if rule.sequential_arcs > 0 else 0
         self._chase = int(rule.chase) if rule.sequential_arcs > 0 and self._lead == 0 else 0
@@ -208,7 +213,7 @@ class LouvainEngine(CommunityEngine):
         if max_arcs <= 1:
             return optimise_seq(lv, scratch, rule, init)
         args = (lv, scratch, rule, init)
-        if self._rents(optimise, args, self.arcs * SERIAL_SECONDS_PER_ARC):
+        if self._rents(optimise, args):
             with renting(self.family):
                 return optimise_1(*args)
         if self._parallel_min_arcs is None:
@@ -217,10 +222,10 @@ class LouvainEngine(CommunityEngine):
             rule = rule._replace(par_min_arcs=self._measured)
         return self._optimise(lv, scratch, rule, init)
 
-    def _rents(self, build, args, expect=0.0):
-        """Whether this threaded engine runs the serial twin of the parallel
-        ``build`` for ``args`` (see :func:`nx_gpumatch.cpu.serial_first`)."""
-        return self.threaded and serial_first(self.family, build, args, expect)
+    def _rents(self, build, args):
+        """Whether this run takes the serial twin of the parallel ``build``
+        for ``args`` (see :func:`nx_gpumatch.cpu.may_rent`)."""
+        return self._may_rent and not cpu.at_hand(build, args)
 
     def renumber(self, comm):
         return renumber(comm)
