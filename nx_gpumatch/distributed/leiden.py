@@ -30,7 +30,10 @@ A level is
    every sub-community stays connected, also across ranks: refinement keeps
    to rounds of one colour of the rank graph, so two neighbours on two ranks
    never move in one round (local moving lets them; refinement must not, or
-   vertices of two ranks could join a singleton whose member leaves);
+   vertices of two ranks could join a singleton whose member leaves). For the
+   same reason the ranks' changes to the totals add up: a round's totals are
+   the last round's plus the sum of what each rank's kernel changed, with no
+   pass over the arcs;
 3. aggregation on the refined partition; each new vertex starts the next
    level in the community of P that holds it.
 
@@ -154,21 +157,38 @@ class _LeidenRun(_Run):
         return allreduce_sum(self.comm, int(flags), what)
 
     # ------------------------------------------------------------ refinement
-    def refined_totals(self, lvl, in_comm, ref_g, singletons=False):
-        """(weight, size, weight to the rest of the community) of each
-        sub-community of ``ref_g`` (arrays by id, summed over the ranks);
-        ``in_comm``: each vertex's arc weight into its community.
-        ``singletons``: every vertex is alone in ``ref_g`` (no arc inside)."""
+    def singleton_totals(self, lvl, in_comm):
+        """(weight, size, weight to the rest of the community) of each vertex
+        alone (arrays by id over the ranks); ``in_comm``: each vertex's arc
+        weight into its community."""
         own, n = lvl.owned_ids, lvl.n
-        ext = in_comm[own]  # sub-communities lie in one
-        if not singletons:
-            ext = ext - intra_weights(lvl, ref_g)[own]
-        local = np.empty(3 * n, np.float64)
-        local[:n] = np.bincount(ref_g[own], lvl.k[own], minlength=n)
-        local[n : 2 * n] = np.bincount(ref_g[own], minlength=n)
-        local[2 * n :] = np.bincount(ref_g[own], ext, minlength=n)
+        local = np.zeros(3 * n, np.float64)
+        ids = lvl.gids[own]
+        local[ids] = lvl.k[own]
+        local[n + ids] = 1.0
+        local[2 * n + ids] = in_comm[own]
         got = allreduce(self.comm, local, "sum", "the sub-community totals")
         return got[:n], got[n : 2 * n].astype(np.int64), got[2 * n :]
+
+    def round_totals(self, Ur, totals, rs):
+        """``totals`` (weight, size, weight to the rest of the community by
+        id) after a refinement round: each rank's kernel updated ``rs`` (the
+        totals of the ids ``Ur``) for its own moves, and the changes add up
+        over the ranks because two neighbours on two ranks never move in
+        one round. A vertex that left its singleton empties it; the kernel
+        zeroes only its size."""
+        ra, rsize, ext = totals
+        n = ra.shape[0]
+        d_ra, d_ext = rs.ra - ra[Ur], rs.ext - ext[Ur]
+        emptied = (rs.rsize == 0) & (rsize[Ur] > 0)
+        d_ra[emptied] = -ra[Ur[emptied]]
+        d_ext[emptied] = -ext[Ur[emptied]]
+        local = np.zeros(3 * n, np.float64)
+        local[Ur] = d_ra
+        local[n + Ur] = rs.rsize - rsize[Ur]
+        local[2 * n + Ur] = d_ext
+        got = allreduce(self.comm, local, "sum", "the sub-community totals")
+        return ra + got[:n], rsize + got[n : 2 * n].astype(np.int64), ext + got[2 * n :]
 
     def refine(self, lvl, level, comm_g, a, salt):
         """The refinement of ``comm_g`` (community weights ``a``): (sub-community
@@ -192,7 +212,7 @@ class _LeidenRun(_Run):
         nb = Neighbours(self.comm, lvl.neighbours)
         ref_g = lvl.gids.astype(np.int64)
         in_comm = intra_weights(lvl, comm_g)
-        ra, rsize, ext = self.refined_totals(lvl, in_comm, ref_g, singletons=True)
+        ra, rsize, ext = self.singleton_totals(lvl, in_comm)
         t = self._time("refine", t)
         for r, part in enumerate(parts):
             Ur, ref = compact_ids(ref_g, lvl.n)
@@ -220,7 +240,7 @@ class _LeidenRun(_Run):
             t = self._time("refine", t)
             self.exchange(lvl, nb, ref_g, new)
             ref_g = new
-            ra, rsize, ext = self.refined_totals(lvl, in_comm, ref_g)
+            ra, rsize, ext = self.round_totals(Ur, (ra, rsize, ext), rs)
             self.stats.rounds += 1
             t = self._time("communicate", t)
         return ref_g, ra, rsize

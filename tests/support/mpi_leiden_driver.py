@@ -187,6 +187,55 @@ def group_exchange():
     report("back-to-back exchanges keep their batches apart", comm.allreduce(int(ok), MPI.MIN) == 1)
 
 
+def group_totals():
+    """The sub-community totals a refinement keeps up to date round by round
+    (each rank adds its own moves' changes) equal those recomputed from the
+    arcs at its end."""
+    from nx_gpumatch.distributed import leiden as L
+    from nx_gpumatch.distributed._levels import intra_weights
+
+    run_cls, seen = L._LeidenRun, []
+    refine, round_totals = run_cls.refine, run_cls.round_totals
+
+    def kept(self, Ur, totals, rs):
+        out = round_totals(self, Ur, totals, rs)
+        self.last_ext = out[2]
+        return out
+
+    def checked(self, lvl, level, comm_g, a, salt):
+        self.last_ext = None
+        ref_g, ra, rsize = refine(self, lvl, level, comm_g, a, salt)
+        if self.last_ext is None:  # no round after the singletons
+            return ref_g, ra, rsize
+        own, n = lvl.owned_ids, lvl.n
+        ext = intra_weights(lvl, comm_g)[own] - intra_weights(lvl, ref_g)[own]
+        local = np.concatenate(
+            [np.bincount(ref_g[own], x, minlength=n) for x in (lvl.k[own], None, ext)]
+        )
+        want = comm.allreduce(local)
+        got = np.concatenate([ra, rsize, self.last_ext])
+        seen.append(float(np.abs(got - want).max() / max(1.0, np.abs(want).max())))
+        return ref_g, ra, rsize
+
+    run_cls.refine, run_cls.round_totals = checked, kept
+    try:
+        g, _ = generators.planted_partition(600, 12, 8, 3, seed=4)
+        src, dst, w = g.edge_src.astype(np.int64), g.edge_dst.astype(np.int64), g.edge_weight
+        for metric, res in RUNS:
+            D.leiden_communities(
+                even_slice(src, dst, w), num_nodes=600, metric=metric, resolution=res
+            )
+    finally:
+        run_cls.refine, run_cls.round_totals = refine, round_totals
+    worst = comm.allreduce(max(seen, default=0.0), MPI.MAX)
+    rounds = comm.allreduce(len(seen))
+    report(
+        "refinement totals kept round by round",
+        worst <= 1e-12 and (P == 1 or rounds > 0),
+        f"{rounds} refinements, largest relative difference {worst}",
+    )
+
+
 def group_errors():
     src, dst = np.array([0, 1, 2, 3]), np.array([1, 2, 3, 0])
     last = RANK == P - 1
@@ -206,7 +255,7 @@ def group_errors():
 
 
 if __name__ == "__main__":
-    groups = sys.argv[1:] or ["quality", "edge_cases", "exchange", "errors"]
+    groups = sys.argv[1:] or ["quality", "edge_cases", "totals", "exchange", "errors"]
     for grp in groups:
         globals()[f"group_{grp}"]()
     comm.Barrier()
