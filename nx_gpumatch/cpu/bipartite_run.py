@@ -13,6 +13,7 @@ those cost more than the matching itself.
 import numpy as np
 
 from nx_gpumatch import cpu
+from nx_gpumatch.config import get_config
 from nx_gpumatch.cpu import bipartite as cb
 from nx_gpumatch.cpu import njit, serial_builds
 from nx_gpumatch.cpu.bipartite import (
@@ -23,6 +24,11 @@ from nx_gpumatch.cpu.bipartite import (
     transpose,
 )
 from nx_gpumatch.cpu.bipartite_cover import cover_from_levels, konig_cover, verify
+
+# A serial solve's seconds per stored entry (random 1M x 1M, 4M entries: 1.1-1.3 s
+# on one thread, 0.7 s on two), the expectation that decides whether a first
+# call rents the serial build (see _serial_or_parallel).
+SERIAL_SECONDS_PER_ENTRY = 0.3e-6
 
 INIT_CODES = {name: code for code, name in enumerate(cb.INITS)}
 ALGORITHM_CODES = {"auto": 0, "hopcroft_karp": 1, "apfb": 2, "apsb": 3}
@@ -153,10 +159,26 @@ def _serial_or_parallel(size, nthreads, serial, parallel, args):
     """``serial(*args)`` when the call runs on one thread: it starts no thread
     team, so Numba's thread count is left as it is (setting and restoring it,
     and each one-thread team, cost a small call's whole budget); else
-    ``parallel(*args)`` on ``nthreads`` threads. Either may run interpreted
-    (see :func:`nx_gpumatch.cpu.run`)."""
+    ``parallel(*args)`` on ``nthreads`` threads (None: as the load allows),
+    unless no count was chosen (here or in the config), the parallel build is
+    neither compiled nor cached and the family's rent is not paid: its compile
+    costs more than the serial build's (a first call on 100k entries, 2
+    cores: 17 s against 10), so the serial one runs (see
+    ``cpu.PARALLEL_RENT``; on several threads the matching may be any maximum
+    one). Either may run interpreted (see
+    :func:`nx_gpumatch.cpu.run`)."""
+    compiled = not cpu.should_interpret("bipartite", size)
+    rent = (
+        nthreads is None
+        and get_config().threads is None
+        and compiled
+        and cpu.serial_first("bipartite", parallel, args, size * SERIAL_SECONDS_PER_ENTRY)
+    )
+    if rent:
+        with cpu.renting("bipartite"):
+            return serial(*args)
     if nthreads == 1:
-        if not cpu.should_interpret("bipartite", size):
+        if compiled:
             return serial(*args)
         with cpu.run("bipartite", size):
             return serial(*args)

@@ -233,3 +233,46 @@ def test_community_engines_rent_serial_builds(monkeypatch):
             assert got == ref
     finally:
         numba.set_num_threads(old)
+
+
+def test_bipartite_rents_its_serial_solve(monkeypatch):
+    """A bipartite matching large enough for threads, with no count chosen,
+    runs the serial solve while the parallel one is not at hand and the
+    family's rent is not paid; a chosen count, or the rent paid, runs the
+    parallel one."""
+    import numba
+    import numpy as np
+    import pytest
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_matching
+
+    import nx_gpumatch as gm
+    from nx_gpumatch.config import get_config
+    from nx_gpumatch.cpu import bipartite_run as br
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 Numba threads")
+    ran = []
+    serial = br.solve_serial
+    monkeypatch.setattr(br, "solve_serial", lambda *a: ran.append("serial") or serial(*a))
+    # the parallel solve as if compiled elsewhere: its result is any maximum matching
+    monkeypatch.setattr(br, "solve", lambda *a: ran.append("parallel") or serial(*a))
+    at_hand = cpu.at_hand
+    monkeypatch.setattr(cpu, "at_hand", lambda b, a: b is not br.solve and at_hand(b, a))
+    monkeypatch.setitem(cpu._RENTED, "bipartite", 0.0)
+    n, m = 40_000, 100_000  # past the interpreted limit, wide enough for threads
+    rng = np.random.default_rng(4)
+    A = sp.csr_array((np.ones(m), (rng.integers(0, n, m), rng.integers(0, n, m))), shape=(n, n))
+    size = int((scipy_matching(A) >= 0).sum())
+    with get_config()(interpret_small=True):
+        assert (gm.maximum_bipartite_matching(A) >= 0).sum() == size and ran == ["serial"]
+        assert cpu._RENTED["bipartite"] > 0.0
+        assert (gm.maximum_bipartite_matching(A, threads=2) >= 0).sum() == size
+        assert ran[-1] == "parallel"  # a count the caller chose
+        cpu._RENTED["bipartite"] = cpu.PARALLEL_RENT
+        gm.maximum_bipartite_matching(A)
+        assert ran[-1] == "parallel"  # the rent is paid
+    with get_config()(interpret_small=False):
+        cpu._RENTED["bipartite"] = 0.0
+        gm.maximum_bipartite_matching(A)
+        assert ran[-1] == "parallel"
