@@ -132,7 +132,7 @@ def _weights(rng, m, kind):
     raise ValueError(f"unknown weights {kind!r}; expected one of {WEIGHTS}")
 
 
-__all__ += ["planted_partition"]
+__all__ += ["planted_partition", "planted_sizes"]
 
 
 def _capped_sizes(sizes, n):
@@ -152,20 +152,28 @@ def _capped_sizes(sizes, n):
     return out
 
 
+def planted_sizes(n, k, skew=0.8):
+    """The community sizes of :func:`planted_partition` (community i of the k
+    in id order): shares proportional to (i + 1) ** -skew, each at least 4,
+    summing to n."""
+    if k < 1 or n < 4 * k:
+        raise ValueError(f"need k >= 1 and n >= 4 * k, got n={n}, k={k}")
+    share = np.arange(1, k + 1, dtype=np.float64) ** -skew
+    sizes = np.maximum(4, share / share.sum() * n).astype(np.int64)
+    sizes[0] += n - sizes.sum()
+    if sizes[0] < 4:  # the raise to 4 took more than the first could give
+        sizes = _capped_sizes(np.maximum(4, share / share.sum() * n).astype(np.int64), n)
+    return sizes
+
+
 def planted_partition(n, k, d_in, d_out, seed=0, weights="uniform", skew=0.8):
     """Weighted planted-partition graph: k communities of skewed sizes (community
     i gets a share proportional to (i + 1) ** -skew, at least 4 vertices), about
     ``d_in`` neighbours per vertex inside its community and ``d_out`` drawn from
     the whole graph. Weights: "uniform" in [0.5, 1.5), "exponential" (mean 1),
     "integer" (1..9) or None (all 1). Returns (graph, community of each vertex)."""
-    if k < 1 or n < 4 * k:
-        raise ValueError(f"need k >= 1 and n >= 4 * k, got n={n}, k={k}")
     rng = np.random.default_rng(seed)
-    share = np.arange(1, k + 1, dtype=np.float64) ** -skew
-    sizes = np.maximum(4, share / share.sum() * n).astype(np.int64)
-    sizes[0] += n - sizes.sum()
-    if sizes[0] < 4:  # the raise to 4 took more than the first could give
-        sizes = _capped_sizes(np.maximum(4, share / share.sum() * n).astype(np.int64), n)
+    sizes = planted_sizes(n, k, skew)
     start = np.concatenate([[0], np.cumsum(sizes)])
     comm = np.repeat(np.arange(k), sizes)
     m_in, m_out = int(n * d_in / 2), int(n * d_out / 2)

@@ -2,15 +2,20 @@
 quality and memory per rank.
 
 ``python -m nx_gpumatch.benchmark distributed_louvain [--method louvain|leiden]
-[--metric modularity|cpm] [--resolution 1] [--graph random|rmat] [-n 1000000]
-[-m 8000000] [-P 1 2 4] [--repeat 3]`` starts itself under ``mpiexec -n P``
-for each P. Every run generates the same global graph (each rank only its own
+[--metric modularity|cpm] [--resolution 1] [--graph random|rmat|planted]
+[-n 1000000] [-m 8000000] [-P 1 2 4] [--repeat 3]`` starts itself under
+``mpiexec -n P`` for each P. ``planted`` is a planted partition
+(``--communities`` of skewed sizes on consecutive ids, ``--mixing``: the share
+of the edges drawn from the whole graph), on which a block partition cuts few
+edges. Every run generates the same global graph (each rank only its own
 share), splits it (``partition_edges`` with self-loops kept), and times
 ``nx_gpumatch.distributed.louvain_communities`` or ``leiden_communities``
 (seed 1), then reports per P: the median time, the objective (modularity, or
 CPM for ``--metric cpm``), the communities, the time per phase, sweeps, levels
 and messages (slowest rank), the split's time, and the peak resident memory
-of each rank (``getrusage``: the largest, the smallest and their sum). The
+of each rank (``getrusage``: the largest, the smallest and their sum; and
+the process's own before the graph is generated: interpreter, libraries and
+the kernels loaded). The
 anchor is the shared-memory function of the same name on the whole graph
 (same seed and parameters), timed in another process so that its memory does
 not count in the ranks' peaks. With two rank counts or more it ends with the
@@ -42,7 +47,11 @@ def _parser():
         help="Leiden's objective (default modularity)",
     )
     p.add_argument("--resolution", type=float, default=1.0, help="resolution, or CPM's gamma")
-    p.add_argument("--graph", choices=("random", "rmat"), default="random")
+    p.add_argument("--graph", choices=("random", "rmat", "planted"), default="random")
+    p.add_argument("--communities", type=int, default=1000, help="planted: communities")
+    p.add_argument(
+        "--mixing", type=float, default=0.2, help="planted: share of edges drawn from all vertices"
+    )
     p.add_argument("--rmat-kind", choices=("er", "ssca", "g500"), default="g500")
     p.add_argument("-n", type=int, default=1_000_000, help="vertices (rmat: 2**ceil(log2 n))")
     p.add_argument("-m", type=int, default=8_000_000, help="edges drawn")
@@ -57,6 +66,17 @@ def _parser():
 def _peak_mb():
     # ru_maxrss is in KiB on Linux
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _graph(args, comm):
+    """This rank's share of the benchmark graph (``comm`` False: all of it)."""
+    if args.graph != "planted":
+        return _edges(args, comm)
+    from nx_gpumatch import distributed as D
+
+    d = 2.0 * args.m / args.n
+    d_in, d_out = d * (1 - args.mixing), d * args.mixing
+    return D.planted_edges(args.n, args.communities, d_in, d_out, seed=1, comm=comm)
 
 
 def _kwargs(args):
@@ -83,7 +103,8 @@ def worker(args):
     get_config().interpret_small = False  # kernels compile (or load) in the warm-up
     method = getattr(D, f"{args.method}_communities")
     method(D.random_edges(2000, 20_000, seed=2, comm=comm), **_kwargs(args))
-    part = _edges(args, comm)
+    base = comm.gather(_peak_mb())
+    part = _graph(args, comm)
     comm.Barrier()
     t = time.perf_counter()
     p = D.as_partition(part, comm, num_nodes=part["num_nodes"], loops=True)
@@ -115,6 +136,7 @@ def worker(args):
             "messages": st.total["messages"],
             "bytes": st.total["bytes"],
             "peak_mb": peaks,
+            "base_mb": base,
             "connected": connected,
         }
         print("RESULT " + json.dumps(out), flush=True)
@@ -127,7 +149,7 @@ def anchor(args):
     from nx_gpumatch.community.quality import modularity
     from nx_gpumatch.graph import Graph
 
-    whole = _edges(args, False)
+    whole = _graph(args, False)
     g = Graph.from_arrays(whole["src"], whole["dst"], whole["weight"], num_nodes=whole["num_nodes"])
     del whole
     base = _peak_mb()
@@ -176,6 +198,7 @@ def main(argv=None):
     base += ["--method", args.method, "--metric", args.metric]
     base += ["--resolution", repr(args.resolution)]
     base += ["--rmat-kind", args.rmat_kind, "-n", str(args.n), "-m", str(args.m)]
+    base += ["--communities", str(args.communities), "--mixing", repr(args.mixing)]
     base += ["--repeat", str(args.repeat)]
     print("running the shared-memory anchor ...", file=sys.stderr, flush=True)
     out = subprocess.run(
@@ -202,7 +225,11 @@ def main(argv=None):
 
 
 def _print(args, ref, rows):
-    kind = "random" if args.graph == "random" else f"R-MAT {args.rmat_kind}"
+    kind = {
+        "random": "random",
+        "rmat": f"R-MAT {args.rmat_kind}",
+        "planted": f"planted ({args.communities:,} communities, mixing {args.mixing:g})",
+    }[args.graph]
     print(
         f"\n{kind} graph: n={args.n:,}, {args.m:,} drawn edges ({ref['edges']:,} distinct); "
         f"medians of {args.repeat} runs, seed 1"
@@ -215,7 +242,7 @@ def _print(args, ref, rows):
     )
     print(
         f"\n  P | time (s) vs anchor | {args.metric:<10}  vs anchor | communities | levels sweeps |"
-        "  split (s) | peak MB per rank: max   min   sum"
+        "  split (s) | peak MB per rank: max   min   sum | base"
     )
     for P, r in sorted(rows.items()):
         pk = r["peak_mb"]
@@ -223,7 +250,8 @@ def _print(args, ref, rows):
         print(
             f"{P:3d} | {r['time']:8.3f} {r['time'] / ref['time']:7.2f}x | {r['modularity']:10.6g} "
             f"{dq:+8.3%} | {r['communities']:11,d} | {r['levels']:6d} {r['sweeps']:6d} | "
-            f"{r['split']:10.3f} | {max(pk):21,.0f} {min(pk):5,.0f} {sum(pk):6,.0f}"
+            f"{r['split']:10.3f} | {max(pk):21,.0f} {min(pk):5,.0f} {sum(pk):6,.0f} | "
+            f"{max(r['base_mb']):4,.0f}"
         )
     print("\nTime per phase (s, slowest rank) and messages:")
     for P, r in sorted(rows.items()):

@@ -122,10 +122,25 @@ def add_command(subparsers):
     )
     g.add_argument(
         "--generate",
-        choices=("random", "rmat"),
+        choices=("random", "rmat", "planted"),
         default="rmat",
         action=Given,
-        help="default rmat",
+        help="default rmat; planted: a planted partition (communities of skewed sizes on "
+        "consecutive ids)",
+    )
+    g.add_argument(
+        "--communities",
+        type=positive_int,
+        default=None,
+        action=Given,
+        help="planted: the communities (default n // 1000, at least 1; at most n // 4)",
+    )
+    g.add_argument(
+        "--mixing",
+        type=float,
+        default=0.2,
+        action=Given,
+        help="planted: the share of the edges drawn from the whole graph (default 0.2)",
     )
     g.add_argument(
         "-n",
@@ -318,6 +333,17 @@ def _options(args):
         # store_true flags are given when true; the others record it (Given)
         if args.algorithm not in algorithms and (given(args, dest) or getattr(args, dest) is True):
             raise CliError(f"{flag} acts on -a {' and '.join(algorithms)} only")
+    for dest in ("communities", "mixing"):
+        if given(args, dest) and (args.input or args.generate != "planted"):
+            raise CliError(f"--{dest} acts on --generate planted only")
+    if not args.input and args.generate == "planted":
+        if not 0.0 <= args.mixing <= 1.0:
+            raise CliError(f"--mixing must lie in [0, 1], got {args.mixing}")
+        if args.n < 4 * _planted_k(args):
+            raise CliError(
+                f"--generate planted needs -n of at least 4 per community, got -n {args.n} "
+                f"for {_planted_k(args)} communities"
+            )
     if not args.input and args.generate == "rmat" and args.n > 1 << 30:
         raise CliError(f"-n rounds up to 2**k for rmat and must be at most 2**30, got {args.n}")
     if args.input and args.input.lower().endswith((".gz", ".bz2", ".xz", ".zip")):
@@ -340,6 +366,10 @@ def _options(args):
                 raise CliError(f"{flag} acts on a generated graph, not on --input")
         if given(args, "seed") and args.partition != "random" and not communities:
             raise CliError("--seed with --input acts on --partition random only")
+
+
+def _planted_k(args):
+    return args.communities if args.communities is not None else max(1, args.n // 1000)
 
 
 def _parquet(path):
@@ -376,6 +406,12 @@ def _load(args, comm):
     if args.generate == "random":
         part = D.random_edges(args.n, args.m, seed=args.seed, comm=comm)
         return part, f"random n={args.n:,} m={args.m:,} seed {args.seed}"
+    if args.generate == "planted":
+        k, d = _planted_k(args), 2.0 * args.m / args.n
+        d_in, d_out = d * (1 - args.mixing), d * args.mixing
+        part = D.planted_edges(args.n, k, d_in, d_out, seed=args.seed, comm=comm)
+        what = f"planted n={args.n:,} m={args.m:,}, {k:,} communities, mixing {args.mixing:g}"
+        return part, f"{what}, seed {args.seed}"
     scale = max(1, int(np.ceil(np.log2(max(args.n, 2)))))
     ef = max(1, args.m // (1 << scale)) if args.m else 0  # as the match command rounds -m
     part = D.rmat_edges(scale, ef, args.rmat_kind, seed=args.seed, comm=comm)

@@ -21,7 +21,13 @@ from nx_gpumatch.distributed._comm import DistributedError
 from nx_gpumatch.distributed._faults import get_timeout, set_timeout
 from nx_gpumatch.distributed.b_matching import as_partition, b_matching
 from nx_gpumatch.distributed.communities import CommunityStats, DistributedCommunities
-from nx_gpumatch.distributed.io import random_edges, read_edges_npy, read_mtx, rmat_edges
+from nx_gpumatch.distributed.io import (
+    planted_edges,
+    random_edges,
+    read_edges_npy,
+    read_mtx,
+    rmat_edges,
+)
 from nx_gpumatch.distributed.leiden import leiden_communities
 from nx_gpumatch.distributed.louvain import louvain_communities
 from nx_gpumatch.distributed.matching import max_weight_matching
@@ -47,6 +53,7 @@ __all__ = [
     "read_parquet",
     "random_edges",
     "rmat_edges",
+    "planted_edges",
     "set_timeout",
     "get_timeout",
 ]

@@ -3,7 +3,7 @@
 - :func:`read_mtx`: a Matrix Market coordinate file, split in byte ranges.
 - :func:`read_edges_npy`: a ``.npy`` array of rows (u, v[, w]), rows split by
   offset through a memory map.
-- :func:`random_edges`, :func:`rmat_edges`: generators whose global graph
+- :func:`random_edges`, :func:`rmat_edges`, :func:`planted_edges`: generators whose global graph
   depends on the seed only, not on the number of ranks: edges are drawn in
   fixed blocks, block k from its own stream ``default_rng([seed, k])``, and
   each rank draws a contiguous range of blocks.
@@ -27,10 +27,17 @@ from nx_gpumatch.distributed._comm import (
     same,
 )
 from nx_gpumatch.distributed.partition import int_ids
-from nx_gpumatch.generators import RMAT_PARAMS
+from nx_gpumatch.generators import RMAT_PARAMS, planted_sizes
 from nx_gpumatch.graph import _as_weights
 
-__all__ = ["read_mtx", "read_edges_npy", "random_edges", "rmat_edges", "BLOCK_EDGES"]
+__all__ = [
+    "read_mtx",
+    "read_edges_npy",
+    "random_edges",
+    "rmat_edges",
+    "planted_edges",
+    "BLOCK_EDGES",
+]
 
 BLOCK_EDGES = 1 << 16
 
@@ -259,6 +266,44 @@ def rmat_edges(
         src.append(_scramble(s, scale, seed))
         dst.append(_scramble(t, scale, seed))
         w.append(_weights(rng, cnt, weights))
+    return _cat(src, dst, w, n)
+
+
+def planted_edges(
+    n, k, d_in, d_out, seed=0, comm=None, *, skew=0.8, weights="uniform", blocks=None
+):
+    """This rank's share of a planted-partition graph: k communities of skewed
+    sizes (:func:`nx_gpumatch.generators.planted_sizes`), each a range of
+    consecutive ids, community 0 first; n * d_in / 2 pairs drawn inside the
+    community of a uniform first end, then n * d_out / 2 pairs drawn from the
+    whole graph; self-loops dropped, repeated pairs kept (the last weight
+    wins, see :func:`~nx_gpumatch.distributed.partition_edges`). Weights as
+    :func:`random_edges`. The planted community of vertex v is
+    ``np.searchsorted(np.cumsum(planted_sizes(n, k, skew)), v, side="right")``.
+    As the ids follow the communities, a block partition cuts few edges when
+    d_out is small. The same global graph for any number of ranks;
+    ``comm=False``: all here."""
+    sizes = planted_sizes(n, k, skew)
+    start = np.concatenate([[0], np.cumsum(sizes)])
+    m_in, m_out = int(n * d_in / 2), int(n * d_out / 2)
+    if m_in < 0 or m_out < 0:
+        raise ValueError(f"d_in and d_out must be >= 0, got {d_in}, {d_out}")
+    comm = None if comm is False else get_comm(comm)
+    src, dst, w = [], [], []
+    for b in _blocks(m_in + m_out, comm, blocks):
+        rng = np.random.default_rng([seed, b])
+        cnt = _block_size(m_in + m_out, b)
+        u = rng.integers(0, n, cnt, dtype=np.int64)
+        at = rng.random(cnt)
+        v = rng.integers(0, n, cnt, dtype=np.int64)
+        inside = min(cnt, max(0, m_in - b * BLOCK_EDGES))  # the block's first pairs
+        c = np.searchsorted(start, u[:inside], side="right") - 1
+        v[:inside] = start[c] + (at[:inside] * sizes[c]).astype(np.int64)
+        wb = _weights(rng, cnt, weights)
+        keep = u != v
+        src.append(u[keep])
+        dst.append(v[keep])
+        w.append(wb[keep])
     return _cat(src, dst, w, n)
 
 

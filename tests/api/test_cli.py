@@ -294,6 +294,9 @@ def test_distributed_refuses_generator_options_with_an_input(capsys, tmp_path):
     for opt in (["-n", "5"], ["-m", "5"], ["--generate", "random"], ["--rmat-kind", "er"]):
         msg = _error(capsys, "distributed", "-i", str(path), *opt)
         assert f"{opt[0]} acts on a generated graph" in msg
+    for opt in (["--communities", "5"], ["--mixing", "0.1"]):
+        msg = _error(capsys, "distributed", "-i", str(path), *opt)
+        assert f"{opt[0]} acts on --generate planted only" in msg
     assert "--partition random only" in _error(
         capsys, "distributed", "-i", str(path), "--seed", "3"
     )
@@ -301,6 +304,25 @@ def test_distributed_refuses_generator_options_with_an_input(capsys, tmp_path):
 
     pytest.importorskip("mpi4py")  # the checks above need no MPI; the run does
     assert main(["distributed", "-i", str(path), "--seed", "3", "--partition", "random"]) == 0
+
+
+def test_distributed_planted_graph(capsys):
+    cmd = ["distributed", "louvain", "--generate", "planted", "-n", "4000", "-m", "24000"]
+    assert "--communities acts on --generate planted only" in _error(
+        capsys, "distributed", "--communities", "3"
+    )
+    msg = _error(capsys, *cmd, "--communities", "1001")
+    assert "needs -n of at least 4 per community, got -n 4000 for 1001 communities" in msg
+    assert "--mixing must lie in [0, 1]" in _error(capsys, *cmd, "--mixing", "1.5")
+    pytest.importorskip("mpi4py")
+    from nx_gpumatch.cli import main
+
+    assert main([*cmd, "--communities", "12", "--mixing", "0.1", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "planted n=4,000 m=24,000, 12 communities, mixing 0.1, seed 2" in out
+    # about the planted ones (modularity may split the largest)
+    assert 12 <= int(out.split("communities  ")[1].split()[0]) <= 14
+    assert float(out.split("modularity   ")[1].split()[0]) > 0.75
 
 
 def test_b_past_int64_means_no_limit():

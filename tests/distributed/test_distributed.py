@@ -48,9 +48,10 @@ def test_import_is_lazy():
 
 
 def test_generators_do_not_depend_on_the_split():
-    from nx_gpumatch.distributed import random_edges, rmat_edges
+    from nx_gpumatch.distributed import planted_edges, random_edges, rmat_edges
 
-    for gen, args in ((random_edges, (500, 150_000)), (rmat_edges, (9, 4))):
+    gens = ((random_edges, (500, 150_000)), (rmat_edges, (9, 4)), (planted_edges, (3000, 9, 60, 5)))
+    for gen, args in gens:
         whole = gen(*args, seed=4, comm=False)
         nb = -(-len(whole["src"]) // (1 << 16))
         parts = [gen(*args, seed=4, comm=False, blocks=(k, k + 1)) for k in range(nb)]
@@ -58,6 +59,29 @@ def test_generators_do_not_depend_on_the_split():
             assert np.array_equal(np.concatenate([p[key] for p in parts]), whole[key])
     r = rmat_edges(6, 8, seed=1, comm=False)
     assert r["src"].max() < 64 and len(np.unique(r["src"])) > 16  # ids scrambled, in range
+
+
+def test_planted_edges_follow_their_communities():
+    from nx_gpumatch.distributed import planted_edges
+    from nx_gpumatch.generators import planted_sizes
+
+    n, k, d_in, d_out = 20_000, 40, 12.0, 3.0
+    e = planted_edges(n, k, d_in, d_out, seed=2, comm=False)
+    src, dst = e["src"], e["dst"]
+    assert e["num_nodes"] == n and not (src == dst).any()
+    assert min(src.min(), dst.min()) >= 0 and max(src.max(), dst.max()) < n
+    # n * (d_in + d_out) / 2 pairs drawn, less the self-loops (a few inside small communities)
+    assert 0.99 * n * (d_in + d_out) / 2 <= len(src) <= n * (d_in + d_out) / 2
+    sizes = planted_sizes(n, k)
+    label = np.searchsorted(np.cumsum(sizes), np.arange(n), side="right")
+    inside = (label[src] == label[dst]).mean()
+    # the d_in share, plus the mixing pairs that land inside by chance
+    chance = float((sizes / n) @ (sizes / n))
+    expected = (d_in + d_out * chance) / (d_in + d_out)
+    assert abs(inside - expected) < 0.01
+    assert sizes[0] > sizes[-1] >= 4 and sizes.sum() == n  # skewed, none below 4
+    with pytest.raises(ValueError, match="n >= 4 \\* k"):
+        planted_edges(30, 8, 4, 1, comm=False)
 
 
 @needs_mpiexec
