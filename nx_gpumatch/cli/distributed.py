@@ -339,6 +339,8 @@ def _options(args):
     if not args.input and args.generate == "planted":
         if not 0.0 <= args.mixing <= 1.0:
             raise CliError(f"--mixing must lie in [0, 1], got {args.mixing}")
+        if args.n >= 2**31:
+            raise CliError(f"-n must be below 2**31 for --generate planted, got {args.n}")
         if args.n < 4 * _planted_k(args):
             raise CliError(
                 f"--generate planted needs -n of at least 4 per community, got -n {args.n} "

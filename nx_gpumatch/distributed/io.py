@@ -283,11 +283,13 @@ def planted_edges(
     As the ids follow the communities, a block partition cuts few edges when
     d_out is small. The same global graph for any number of ranks;
     ``comm=False``: all here."""
+    if not 0 <= n < 2**31:
+        raise ValueError(f"n must lie in [0, 2**31), got {n}")
+    if not (0 <= d_in < np.inf and 0 <= d_out < np.inf):  # NaN fails too
+        raise ValueError(f"d_in and d_out must be finite and >= 0, got {d_in}, {d_out}")
     sizes = planted_sizes(n, k, skew)
     start = np.concatenate([[0], np.cumsum(sizes)])
     m_in, m_out = int(n * d_in / 2), int(n * d_out / 2)
-    if m_in < 0 or m_out < 0:
-        raise ValueError(f"d_in and d_out must be >= 0, got {d_in}, {d_out}")
     comm = None if comm is False else get_comm(comm)
     src, dst, w = [], [], []
     for b in _blocks(m_in + m_out, comm, blocks):

@@ -82,6 +82,8 @@ def test_planted_edges_follow_their_communities():
     assert sizes[0] > sizes[-1] >= 4 and sizes.sum() == n  # skewed, none below 4
     with pytest.raises(ValueError, match="n >= 4 \\* k"):
         planted_edges(30, 8, 4, 1, comm=False)
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        planted_edges(300, 8, float("nan"), 1, comm=False)
 
 
 @needs_mpiexec
