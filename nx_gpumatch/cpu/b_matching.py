@@ -199,6 +199,16 @@ def _suitor_edges(n, rec, stride, hptr, indptr, indices, arc_edge):
 def b_suitor(n, indptr, indices, arc_rank, arc_edge, cap, batch=BATCH, min_batch=MIN_BATCH):
     """Parallel b-Suitor, delayed and partially sorted (Khan et al. 2016, §III): vertices propose
     best-first; a displaced suitor waits for the next round. Equals greedy."""
+    st = suitor_rounds(n, indptr, indices, arc_rank, cap, batch, min_batch)
+    edges, entries = _suitor_edges(n, st.rec, st.stride, st.hptr, indptr, indices, arc_edge)
+    if entries != 2 * edges.shape[0]:
+        raise RuntimeError("b-Suitor ended with a suitor relation that is not mutual")
+    return edges
+
+
+def suitor_rounds(n, indptr, indices, arc_rank, cap, batch=BATCH, min_batch=MIN_BATCH):
+    """The rounds of :func:`b_suitor`: its final state (``suitor_state``), each
+    vertex's suitors in its record (``rec``, ``stride``, ``hptr``)."""
     cap = np.ascontiguousarray(cap, np.int32)
     stride, hptr, size = record_layout(cap)
     rec = np.empty(size, np.int64)
@@ -223,10 +233,7 @@ def b_suitor(n, indptr, indices, arc_rank, arc_edge, cap, batch=BATCH, min_batch
         q[
             :nq
         ].sort()  # displaced vertices arrive in random order; sorted, their state is read in passes
-    edges, entries = _suitor_edges(n, rec, stride, hptr, indptr, indices, arc_edge)
-    if entries != 2 * edges.shape[0]:
-        raise RuntimeError("b-Suitor ended with a suitor relation that is not mutual")
-    return edges
+    return st
 
 
 # ------------------------------------------------------- locally dominant

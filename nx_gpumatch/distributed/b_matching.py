@@ -5,7 +5,10 @@ package's shared-memory b-Suitor on them; proposals, rejections and
 annulments that cross ranks are batched per neighbour rank and sent once per
 superstep with non-blocking sends, and each neighbour's batch is handled as it
 arrives. The result is exactly the greedy b-matching under the package's edge
-order (Khan et al., Theorem 1), for any number of ranks and any partition.
+order (Khan et al., Theorem 1), for any number of ranks and any partition. A
+rank alone sends nothing: it runs the shared-memory rounds
+(``cpu.b_matching.suitor_rounds``) and reads its result from them as the
+ranks do.
 
 Communication-reduction strategies (Khan et al. §V), all by keyword:
 
@@ -252,6 +255,15 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     b_all[p.owned_ids] = b_owned
     cap = cb.capacities(b_all, deg)
     cap[~p.owned] = 0
+    batch, min_batch = (cb.BATCH, cb.MIN_BATCH) if partial_sort else (FULL_SORT, FULL_SORT)
+    if comm.size == 1:
+        # A rank alone has no ghost to message: the shared-memory rounds (its
+        # parallel kernel), whose records the result reads as below.
+        stats.times["setup"] = time.perf_counter() - t_setup
+        t = time.perf_counter()
+        st = cb.suitor_rounds(nl, g.indptr, g.indices, arc_rank, cap, batch, min_batch)
+        stats.times["compute"] = time.perf_counter() - t
+        return _result(p, st, g, comm, stats)
     nb = Neighbours(comm, p.neighbours)
     cap_seen = _exchange_ghost_values(p, nb, cap.astype(np.int64))  # ghosts' capacities
     # Records: owned vertices header, cap, heap of cap slots; ghosts (cap 0)
@@ -264,7 +276,6 @@ def _run(p, b_owned, comm, ordering, vertex_subsets, b_subset, partial_sort):
     need = cap.astype(np.int64)
     owned = p.owned.astype(np.bool_)
     bsub = _b_subset(b_subset, cap)
-    batch, min_batch = (cb.BATCH, cb.MIN_BATCH) if partial_sort else (FULL_SORT, FULL_SORT)
     nextq = np.empty(max(nl, 1), np.int32)
     qtail = np.zeros(1, np.int64)
     ob = np.empty((3 * p.cut_arcs + 1, 4), np.int64)
