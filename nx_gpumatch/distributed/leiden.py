@@ -101,7 +101,6 @@ from nx_gpumatch.distributed._levels import _Level, compact_ids, intra_weights
 from nx_gpumatch.distributed.communities import CommunityStats, DistributedCommunities
 from nx_gpumatch.distributed.louvain import (
     _check_params,
-    _keys,
     _mix,
     _Run,
     weighted_partition,
@@ -140,10 +139,6 @@ class _LeidenRun(_Run):
     def set_weight(self, m2):
         self.m2 = m2
         self.resolution = quality.engine_resolution(self.metric, self.gamma, m2)
-
-    def _order(self, lvl, level):
-        own = lvl.owned_ids
-        return own[np.argsort(_keys(self.seed, level, lvl.gids[own]), kind="stable")]
 
     def exchange_all(self, lvl, values):
         """``values`` (per local vertex) with the ghosts' entries from their
@@ -203,7 +198,7 @@ class _LeidenRun(_Run):
             own = lvl.owned_ids
             verts = own[np.argsort(_mix(self.seed or 0, (1 << 40) + salt, lvl.gids[own]))]
         else:
-            verts = self._order(lvl, level)
+            verts = self.sweep_order(lvl, level)
         verts = verts.astype(np.int32)
         self.stats.refinements += 1
         if self.comm.size == 1:
@@ -286,7 +281,7 @@ class _LeidenRun(_Run):
             lvl.k,
             cl,
             np.ascontiguousarray(a[Uc]),
-            self._order(lvl, level).astype(np.int32),
+            self.sweep_order(lvl, level).astype(np.int32),
             self.resolution / self.m2,
         )
         t = self._time("move", t)

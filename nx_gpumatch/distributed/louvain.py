@@ -284,6 +284,19 @@ class _Run:
         self._agg_tmp = None
         self._prio = None  # see move
         self._view = None  # (level, its number, its sweep_view), see move
+        self._order = None  # (level, its number, sweep_order's result)
+
+    def sweep_order(self, lvl, level):
+        """The owned vertices (local ids) in the order of (key, id) at
+        ``level``: the sweeps' order. Kept for the level, whose refinement
+        and leave walk (Leiden) go in the same order: a sort of the level's
+        vertices each, where a level keeps most of the graph's vertices
+        (power-law graphs: isolated and hanging vertices stay singletons)."""
+        if self._order is None or self._order[:2] != (lvl, level):
+            own = lvl.owned_ids
+            keys = _keys(self.seed, level, lvl.gids[own])
+            self._order = (lvl, level, own[np.argsort(keys, kind="stable")])
+        return self._order[2]
 
     def _time(self, phase, t):
         now = time.perf_counter()
@@ -388,7 +401,6 @@ class _Run:
         nl = lvl.gids.shape[0]
         own = lvl.owned_ids
         comm_g = lvl.gids.astype(np.int64) if init is None else np.asarray(init, np.int64)
-        order = np.argsort(_keys(self.seed, level, lvl.gids[own]), kind="stable")
         # Each community id's place in the order of (key, id), once per level:
         # the move kernel only compares these, so any round's communities
         # take theirs from it (sorting each round's communities took a tenth of
@@ -401,7 +413,7 @@ class _Run:
         )
         # Degree bucket by degree bucket, as the shared-memory sweeps go
         # (owned rows are whole: their degrees are the global ones).
-        verts = degree_buckets(lvl.indptr, MOVE_BUCKETS, own[order])[1]
+        verts = degree_buckets(lvl.indptr, MOVE_BUCKETS, self.sweep_order(lvl, level))[1]
         # The sweeps run on the level relabelled in their order: ``active``,
         # the margins, batches and rounds below are by the view's ids.
         if self._view is None or self._view[:2] != (lvl, level):
@@ -526,7 +538,8 @@ class _Run:
         it again)."""
         if self._relabel is not None and self._relabel[0] is lvl:
             return self._relabel[1]
-        order = np.argsort(_keys(self.seed, level, lvl.gids), kind="stable").astype(np.int32)
+        # one rank: every local vertex is owned, local ids are 0..n-1
+        order = self.sweep_order(lvl, level).astype(np.int32)
         if lvl.arcs < SEQUENTIAL_ARCS or self.seed is None:  # no seed: the order is by id
             g = Relabelled(lvl.indptr, lvl.indices, lvl.w, lvl.loop, lvl.k, order, None, None)
         else:
@@ -661,6 +674,8 @@ class _Run:
         """values[local id of key] for level vertex ids ``keys``, asked of
         their owners (the level's blocks)."""
         comm = self.comm
+        if comm.size == 1:  # every vertex is here, under its own id
+            return np.asarray(values)[np.asarray(keys).reshape(-1)].astype(np.int64)
         uk, inv = compact_ids(keys, lvl.n)
         rows = np.empty((uk.shape[0], 2), np.int64)
         rows[:, 0] = uk
