@@ -69,14 +69,9 @@ class Compaction:
     def spread_labels(self, labels):
         """Community labels (0..K-1 per kept vertex) as one per declared vertex,
         each other vertex a singleton community numbered K, K+1, ... in id order."""
-        labels = np.asarray(labels)
-        top = int(labels.max()) + 1 if labels.shape[0] else 0
-        out = np.ones(self.n, np.int32)
-        out[self.kept] = 0
-        np.cumsum(out, out=out)  # left-out vertices up to each vertex
-        out += top - 1
-        out[self.kept] = labels
-        return out
+        from nx_gpumatch.community.levels import spread_singletons
+
+        return spread_singletons(labels, self.kept, self.n, np.int32)
 
 
 def compaction(n, rows=None, ids=(), extra=None):

@@ -24,6 +24,21 @@ import numpy as np
 MAX_LEVELS = 10_000
 
 
+def spread_singletons(labels, kept, n, dtype=np.int64):
+    """Community labels (0..K-1) of the vertices ``kept`` (ascending ids) as
+    labels of all ``n`` vertices: each other vertex a community of its own,
+    numbered K, K+1, ... in id order. (Vertices without an edge never move:
+    the front ends and the one-rank distributed engine leave them out.)"""
+    labels = np.asarray(labels)
+    top = int(labels.max()) + 1 if labels.shape[0] else 0
+    out = np.ones(n, dtype)
+    out[kept] = 0
+    np.cumsum(out, out=out)  # left-out vertices up to each vertex
+    out += top - 1
+    out[kept] = labels
+    return out
+
+
 def _info(vertices, edges, q, moves, sweeps):
     return {
         "vertices": int(vertices),

@@ -293,6 +293,26 @@ class _Level:
         return cls(p.num_nodes, p.gids, p.owned_ids, p.owner, indptr, indices, w, loop, k=k)
 
 
+def without_isolated(lvl):
+    """``lvl``, level 0 on a rank alone (every vertex owned, local ids the
+    ids, vertex weights the degrees), without the vertices that have neither
+    an arc nor a self-loop, the others renumbered 0..k-1 in id order; and
+    their ids (None, with ``lvl`` itself, where no vertex is isolated). An
+    isolated vertex never moves, yet every level would order, refine and
+    aggregate it as a singleton: half the vertices of a 1M R-MAT graph."""
+    alone = (lvl.indptr[1:] == lvl.indptr[:-1]) & (lvl.loop == 0)
+    if not alone.any():
+        return lvl, None
+    kept = np.flatnonzero(~alone)
+    new = np.cumsum(~alone, dtype=np.int32) - 1  # the new id of each kept vertex
+    k = kept.shape[0]
+    ids = np.arange(k, dtype=np.int64)
+    indptr = np.append(lvl.indptr[kept], lvl.indptr[-1])  # the rows left out are empty
+    return _Level(
+        k, ids, ids, np.zeros(k, np.int64), indptr, new[lvl.indices], lvl.w, lvl.loop[kept]
+    ), kept
+
+
 def sweep_view(lvl, verts):
     """``lvl`` relabelled so that the sweep over the owned vertices ``verts``
     (local ids, in sweep order) reads their rows and states front to back:

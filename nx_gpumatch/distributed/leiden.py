@@ -63,7 +63,7 @@ import numpy as np
 
 from nx_gpumatch._validation import check_positive_int
 from nx_gpumatch.community import quality
-from nx_gpumatch.community.levels import MAX_LEVELS
+from nx_gpumatch.community.levels import MAX_LEVELS, spread_singletons
 from nx_gpumatch.community.schedule import (
     LEAD_SWEEPS,
     LEIDEN_SWEEP_REL_TOL,
@@ -97,7 +97,7 @@ from nx_gpumatch.distributed._comm import (
     get_comm,
     same,
 )
-from nx_gpumatch.distributed._levels import _Level, compact_ids, intra_weights
+from nx_gpumatch.distributed._levels import _Level, compact_ids, intra_weights, without_isolated
 from nx_gpumatch.distributed.communities import CommunityStats, DistributedCommunities
 from nx_gpumatch.distributed.louvain import (
     _check_params,
@@ -438,9 +438,21 @@ def _leiden(run, p, max_level, max_passes, pass_rel_tol):
     k_sum = np.array([float(lvl0.degrees[lvl0.owned_ids].sum())])
     run.set_weight(float(allreduce(run.comm, k_sum, "sum", "the total weight")[0]))
     run.n = p.num_nodes
+    kept = None
+    if run.comm.size == 1 and not cpm:  # (CPM counts every vertex in its sizes)
+        lvl0, kept = without_isolated(lvl0)
     run._time("setup", t)
     if run.m2 <= 0.0:  # no edges (or only zero weights): every vertex alone
         return vertices, vertices.copy(), 0.0
+    labels, q = _passes(run, lvl0, max_level, max_passes, pass_rel_tol)
+    if kept is not None:
+        labels = spread_singletons(labels, kept, p.num_nodes)
+    return vertices, labels, q
+
+
+def _passes(run, lvl0, max_level, max_passes, pass_rel_tol):
+    """The passes of :func:`_leiden` from level 0 ``lvl0``: (the labels of
+    its owned vertices, the engine's objective q)."""
     part = labels = q_out = q_part = None
     salt = 0
     for pss in range(max(1, int(max_passes))):
@@ -455,7 +467,7 @@ def _leiden(run, p, max_level, max_passes, pass_rel_tol):
             if pss == 0:
                 labels, q_out = lab, info["modularity"]
                 if _kept(run, info, max_level):
-                    return vertices, labels, q_out
+                    return labels, q_out
             else:
                 moves += info["moves"]
                 sweeps += info["sweeps"]
@@ -463,7 +475,7 @@ def _leiden(run, p, max_level, max_passes, pass_rel_tol):
             if q_end <= q_part:
                 break
             labels, q_out = end, q_end
-            info = {"vertices": p.num_nodes, "modularity": q_end, "moves": moves}
+            info = {"vertices": run.n, "modularity": q_end, "moves": moves}
             top = int(end.max()) if end.shape[0] else -1
             refined = allreduce_max(run.comm, top, "the count") + 1
             info.update({"sweeps": sweeps, "refined": refined})
@@ -473,7 +485,7 @@ def _leiden(run, p, max_level, max_passes, pass_rel_tol):
                 break
         q_part = q_end
         part = run.exchange_all(lvl0, _on_level0(lvl0, end))
-    return vertices, labels, q_out
+    return labels, q_out
 
 
 def _on_level0(lvl0, labels):

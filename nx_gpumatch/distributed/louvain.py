@@ -70,6 +70,7 @@ import time
 import numpy as np
 
 from nx_gpumatch._validation import check_finite, check_max_level
+from nx_gpumatch.community.levels import spread_singletons
 from nx_gpumatch.community.schedule import (
     LEAD_SWEEPS,
     MAX_SWEEPS,
@@ -107,6 +108,7 @@ from nx_gpumatch.distributed._levels import (
     compact_ids,
     intra_weights,
     sweep_view,
+    without_isolated,
 )
 from nx_gpumatch.distributed.b_matching import as_partition
 from nx_gpumatch.distributed.communities import (
@@ -694,16 +696,28 @@ class _Run:
 
 def _run(run, p, max_level):
     """The levels; returns (owned ids, labels, modularity of the labels)."""
-    st = run.stats
     t = time.perf_counter()
     lvl = _Level.from_partition(p)
     vertices = lvl.gids[lvl.owned_ids].astype(np.int64)
     k_sum = np.array([float(lvl.degrees[lvl.owned_ids].sum())])
     run.m2 = float(allreduce(run.comm, k_sum, "sum", "the total weight")[0])
+    kept = None
+    if run.comm.size == 1:  # alone: isolated vertices left out (see without_isolated)
+        lvl, kept = without_isolated(lvl)
     run._time("setup", t)
     if run.m2 <= 0.0:  # no edges (or only zero weights): every vertex alone
         return vertices, vertices.copy(), 0.0
-    at = vertices.copy()  # each owned input vertex's vertex at the current level
+    labels, q_out = _run_levels(run, lvl, max_level)
+    if kept is not None:
+        labels = spread_singletons(labels, kept, p.num_nodes)
+    return vertices, labels, q_out
+
+
+def _run_levels(run, lvl, max_level):
+    """The levels of :func:`_run` from level 0 ``lvl``: (the labels of its
+    owned vertices, the modularity of the labels)."""
+    st = run.stats
+    at = None  # each owned vertex's vertex at the current level
     labels, q_out = None, None
     q = None
     level = 0
@@ -732,7 +746,7 @@ def _run(run, p, max_level):
         q = q_new
         lvl = run.coarse(lvl, cid, K)
         level += 1
-    return vertices, labels, q_out
+    return labels, q_out
 
 
 def _check_params(resolution, threshold, max_level, seed):

@@ -78,3 +78,41 @@ def test_partition_keeps_loops_only_when_asked():
             p.graph.edge_weight.tolist()
             == D.partition_edges(src, dst, w, duplicates=rule).graph.edge_weight.tolist()
         )
+
+
+@pytest.mark.parametrize("method", ["louvain", "leiden"])
+def test_one_rank_leaves_isolated_vertices_out(method):
+    """A rank alone runs the levels on the vertices with an arc or a
+    self-loop: the same partition of them as on the graph without the
+    isolated ones, and each isolated vertex a community of its own."""
+    import networkx as nx
+
+    from nx_gpumatch import distributed as D
+
+    n = 3000
+    rng = np.random.default_rng(4)
+    used = np.sort(rng.choice(n, 1800, replace=False))  # the others are isolated
+    src, dst = rng.integers(0, 1798, 9000), rng.integers(0, 1798, 9000)
+    w = rng.random(9000)
+    # the last two have a self-loop and no other edge: kept, as singletons
+    src, dst, w = (
+        np.append(src, [1798, 1799]),
+        np.append(dst, [1798, 1799]),
+        np.append(w, [2.0, 0.5]),
+    )
+    fn = getattr(D, f"{method}_communities")
+    whole = fn((used[src], used[dst], w), num_nodes=n, seed=3)
+    small = fn((src, dst, w), num_nodes=1800, seed=3)
+    lab, sub = whole.gather(), small.gather()
+    assert whole.stats.level_info[0]["vertices"] == 1800
+    assert np.array_equal(lab[used], sub)  # the same numbering, too
+    alone = np.setdiff1d(np.arange(n), used)
+    assert np.array_equal(np.sort(lab[alone]), np.arange(sub.max() + 1, lab.max() + 1))
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_weighted_edges_from(zip(used[src].tolist(), used[dst].tolist(), w.tolist()))
+    comms = [set(np.flatnonzero(lab == c).tolist()) for c in range(lab.max() + 1)]
+    assert whole.modularity() == pytest.approx(nx.community.modularity(G, comms), abs=1e-9)
+    if method == "leiden":  # CPM counts every vertex: none is left out
+        cpm = fn((used[src], used[dst], w), num_nodes=n, seed=3, metric="cpm", resolution=0.1)
+        assert cpm.stats.level_info[0]["vertices"] == n
