@@ -36,7 +36,9 @@ levels: blocks of the dense community ids). A level is:
   sequential sweeps confirm theirs. A rank alone (one rank: no ghosts, no
   community shared with another rank) runs the shared-memory engine's local
   moving instead (``cpu.louvain.engine``: its batched, threaded sweeps on
-  large levels and its sweep rule), in the order above.
+  large levels and its sweep rule), in the order above, on the vertices
+  with an edge or a self-loop (the others never move: each becomes a
+  community of its own at the end, as the shared-memory front ends do).
 * Aggregation: the non-empty communities get dense ids in id order; each
   rank merges its own arcs per pair of communities (a sparse accumulator
   per community, inner arcs and self-loops into the self-loop), packs the
